@@ -1,0 +1,112 @@
+#pragma once
+/// \file dataset.hpp
+/// An owning training or test set: X as read (CSR), converted at most once to CSC when a
+/// column-wise solver asks for it; the class sets; the label table; optional sample weights
+/// and class weights, which combine into the costs c_i of objective (1).
+///
+/// \code
+///   auto data = sparsemc::io::read_libsvm<double>("dna.scale");
+///   auto problem = data.problem<Eigen::ColMajor>();     // CSC, converted once, cached
+///   auto result = solver.fit(problem);
+/// \endcode
+
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "labels.hpp"
+#include "problem.hpp"
+#include "sparse_view.hpp"
+
+namespace sparsemc {
+
+template <RealScalar Scalar, StorageIndex Index = std::int32_t>
+class Dataset {
+ public:
+  Dataset() = default;
+  Dataset(CsrMatrix<Scalar, Index> X, LabelSets y, LabelEncoder encoder)
+      : X_csr_(std::move(X)), y_(std::move(y)), encoder_(std::move(encoder)) {
+    X_csr_.makeCompressed();
+    if (static_cast<std::size_t>(X_csr_.rows()) != y_.size())
+      throw std::invalid_argument("Dataset: X and y disagree on the number of samples");
+  }
+
+  [[nodiscard]] Index n_samples() const noexcept { return static_cast<Index>(X_csr_.rows()); }
+  [[nodiscard]] Index n_features() const noexcept { return static_cast<Index>(X_csr_.cols()); }
+  [[nodiscard]] ClassIndex n_classes() const noexcept { return y_.n_classes(); }
+  [[nodiscard]] Index nnz() const noexcept { return static_cast<Index>(X_csr_.nonZeros()); }
+
+  /// X as read, row-major.
+  [[nodiscard]] CsrView<Scalar, Index> csr() const { return CsrView<Scalar, Index>(X_csr_); }
+  /// X column-major; the O(nnz) conversion happens on the first call only. Not thread-safe.
+  [[nodiscard]] CscView<Scalar, Index> csc() const {
+    if (!X_csc_) X_csc_ = to_csc(csr());
+    return CscView<Scalar, Index>(*X_csc_);
+  }
+  [[nodiscard]] const CsrMatrix<Scalar, Index>& matrix() const noexcept { return X_csr_; }
+
+  [[nodiscard]] const LabelSets& labels() const noexcept { return y_; }
+  [[nodiscard]] const LabelEncoder& encoder() const noexcept { return encoder_; }
+  [[nodiscard]] bool multilabel() const noexcept { return y_.view().multilabel(); }
+
+  /// Sets per-sample weights (size n, finite, >= 0); empty clears them.
+  void set_sample_weights(std::vector<Scalar> weights) {
+    sample_weights_ = std::move(weights);
+    update_costs();
+  }
+  /// Sets weights by label as read (LIBLINEAR's -wi); a label missing from the table throws.
+  /// For multilabel data a sample's class weight is the mean over its classes (1 if none).
+  void set_class_weights(const std::map<Label, double>& weights) {
+    class_weights_.assign(static_cast<std::size_t>(n_classes()), 1.0);
+    for (const auto& [label, w] : weights) {
+      if (!(w >= 0.0) || !std::isfinite(w))
+        throw std::invalid_argument("class weight of label " + std::to_string(label) + " must be a finite value >= 0");
+      class_weights_[static_cast<std::size_t>(encoder_.index_of(label))] = w;
+    }
+    if (weights.empty()) class_weights_.clear();
+    update_costs();
+  }
+  /// c_i of objective (1): sample weight × class weight; empty when all are 1.
+  [[nodiscard]] std::span<const Scalar> costs() const noexcept { return costs_; }
+
+  /// The problem in the layout a solver asks for (`Eigen::ColMajor` or `Eigen::RowMajor`).
+  template <int Order>
+  [[nodiscard]] Problem<Scalar, Index, Order> problem() const {
+    if constexpr (Order == Eigen::ColMajor)
+      return {csc(), y_.view(), costs()};
+    else
+      return {csr(), y_.view(), costs()};
+  }
+
+ private:
+  void update_costs() {
+    const auto n = static_cast<std::size_t>(n_samples());
+    if (!sample_weights_.empty() && sample_weights_.size() != n)
+      throw std::invalid_argument("sample weights: " + std::to_string(sample_weights_.size()) +
+                                  " weights for " + std::to_string(n) + " samples");
+    costs_.clear();
+    if (sample_weights_.empty() && class_weights_.empty()) return;
+    costs_.assign(n, Scalar(1));
+    const auto y = y_.view();
+    for (std::size_t i = 0; i < n; ++i) {
+      double c = sample_weights_.empty() ? 1.0 : static_cast<double>(sample_weights_[i]);
+      if (!class_weights_.empty() && !y[i].empty()) {
+        double mean = 0.0;
+        for (ClassIndex k : y[i]) mean += class_weights_[static_cast<std::size_t>(k)];
+        c *= mean / static_cast<double>(y[i].size());
+      }
+      costs_[i] = static_cast<Scalar>(c);
+    }
+  }
+
+  CsrMatrix<Scalar, Index> X_csr_;
+  mutable std::optional<CscMatrix<Scalar, Index>> X_csc_;
+  LabelSets y_;
+  LabelEncoder encoder_;
+  std::vector<Scalar> sample_weights_;
+  std::vector<double> class_weights_;
+  std::vector<Scalar> costs_;
+};
+
+}  // namespace sparsemc

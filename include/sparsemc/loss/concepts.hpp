@@ -1,0 +1,56 @@
+#pragma once
+/// \file concepts.hpp
+/// What a loss policy is. A loss is a stateless object evaluating ℓ(s, y) for one sample in
+/// score space: s ∈ R^K are the sample's scores s = Wᵀx + b, y is its class set (one class
+/// for multiclass data, any number for multilabel data). Objective (1) weighs it by c_i/n.
+///
+/// Solvers `require` only the capability they use:
+///   - `Loss`:            value(s, y)
+///   - `SmoothLoss`:      + gradient(s, y, g) (writes ∇ℓ, returns ℓ), curvature(s, y, h)
+///                          (diagonal of the generalised Hessian, Blondel eq. 6) and
+///                          curvature_bound(K) (sup over s of the largest Hessian eigenvalue)
+///   - `SubgradientLoss`: + subgradient(s, y, g) (writes one element of ∂ℓ, returns ℓ)
+///   - `ProximableLoss`:  + prox(s, y, step, out): prox of step·ℓ at s (Chierchia Prop. 3.1)
+///
+/// A user's own loss only needs the members its solver asks for (see examples/custom_loss.cpp).
+
+#include <concepts>
+#include <span>
+#include <string_view>
+
+#include "../core/traits.hpp"
+
+namespace sparsemc {
+
+/// The class set of one sample (sorted class indices); multiclass samples have exactly one.
+using ClassSet = std::span<const ClassIndex>;
+
+template <class L, class Scalar>
+concept Loss = RealScalar<Scalar> &&
+    requires(const L& loss, std::span<const Scalar> s, ClassSet y) {
+      { L::name } -> std::convertible_to<std::string_view>;
+      { L::supports_multilabel } -> std::convertible_to<bool>;
+      { loss.value(s, y) } -> std::same_as<Scalar>;
+    };
+
+template <class L, class Scalar>
+concept SmoothLoss = Loss<L, Scalar> &&
+    requires(const L& loss, std::span<const Scalar> s, ClassSet y, std::span<Scalar> out, ClassIndex K) {
+      { loss.gradient(s, y, out) } -> std::same_as<Scalar>;
+      { loss.curvature(s, y, out) } -> std::same_as<void>;
+      { L::template curvature_bound<Scalar>(K) } -> std::same_as<Scalar>;
+    };
+
+template <class L, class Scalar>
+concept SubgradientLoss = Loss<L, Scalar> &&
+    requires(const L& loss, std::span<const Scalar> s, ClassSet y, std::span<Scalar> out) {
+      { loss.subgradient(s, y, out) } -> std::same_as<Scalar>;
+    };
+
+template <class L, class Scalar>
+concept ProximableLoss = Loss<L, Scalar> &&
+    requires(const L& loss, std::span<const Scalar> s, ClassSet y, Scalar step, std::span<Scalar> out) {
+      { loss.prox(s, y, step, out) } -> std::same_as<void>;
+    };
+
+}  // namespace sparsemc
