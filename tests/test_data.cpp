@@ -1,0 +1,172 @@
+// Sparse views, conversion, labels, problems and datasets over float/double × int32/int64.
+#include <catch2/catch.hpp>
+
+#include <sparsemc/core/rng.hpp>
+#include <sparsemc/data/dataset.hpp>
+#include <sparsemc/data/problem.hpp>
+#include <sparsemc/data/sparse_view.hpp>
+
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+using namespace sparsemc;
+
+namespace {
+
+// A random n × d sparse matrix with about `density` of its entries set, row-major.
+template <class Scalar, class Index>
+CsrMatrix<Scalar, Index> random_csr(Index n, Index d, double density, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<Eigen::Triplet<Scalar, Index>> triplets;
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < d; ++j)
+      if (uniform_real(rng) < density) triplets.emplace_back(i, j, static_cast<Scalar>(uniform_real(rng) - 0.5));
+  CsrMatrix<Scalar, Index> m(n, d);
+  m.setFromTriplets(triplets.begin(), triplets.end());
+  m.makeCompressed();
+  return m;
+}
+
+}  // namespace
+
+using ScalarIndexPairs = std::tuple<std::tuple<float, std::int32_t>, std::tuple<float, std::int64_t>,
+                                    std::tuple<double, std::int32_t>, std::tuple<double, std::int64_t>>;
+
+TEMPLATE_LIST_TEST_CASE("views see Eigen matrices without copying and convert in both directions",
+                        "[data]", ScalarIndexPairs) {
+  using Scalar = std::tuple_element_t<0, TestType>;
+  using Index = std::tuple_element_t<1, TestType>;
+  const auto A = random_csr<Scalar, Index>(37, 23, 0.2, 7);
+  CsrView<Scalar, Index> X(A);
+  REQUIRE(X.rows() == 37);
+  REQUIRE(X.cols() == 23);
+  REQUIRE(X.nnz() == A.nonZeros());
+  REQUIRE(X.values().data() == A.valuePtr());  // zero copy
+
+  const auto C = to_csc(X);
+  CscView<Scalar, Index> Xc(C);
+  REQUIRE(Xc.nnz() == X.nnz());
+  // Every entry of the CSR view is found in the CSC view at the transposed position.
+  Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> dense_from_csr = Eigen::Matrix<Scalar, -1, -1>::Zero(37, 23);
+  Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> dense_from_csc = dense_from_csr;
+  for (Index i = 0; i < X.rows(); ++i)
+    for (auto [j, v] : X.outer(i)) dense_from_csr(i, j) = v;
+  for (Index j = 0; j < Xc.cols(); ++j)
+    for (auto [i, v] : Xc.outer(j)) dense_from_csc(i, j) = v;
+  REQUIRE(dense_from_csr == dense_from_csc);
+  REQUIRE(Eigen::Matrix<Scalar, -1, -1>(A) == dense_from_csr);
+
+  const auto back = to_csr(Xc);
+  REQUIRE(back.nonZeros() == A.nonZeros());
+  REQUIRE(Eigen::Matrix<Scalar, -1, -1>(back) == dense_from_csr);
+
+  // Eigen::Map over the same buffers, as a scipy user would hand them over.
+  Eigen::Map<const CscMatrix<Scalar, Index>> map(C.rows(), C.cols(), C.nonZeros(), C.outerIndexPtr(),
+                                                   C.innerIndexPtr(), C.valuePtr());
+  CscView<Scalar, Index> from_map(map);
+  REQUIRE(from_map.nnz() == Xc.nnz());
+  REQUIRE(from_map.inner_indices().data() == C.innerIndexPtr());
+}
+
+TEMPLATE_LIST_TEST_CASE("raw arrays are validated and every violation names the array", "[data]",
+                        ScalarIndexPairs) {
+  using Scalar = std::tuple_element_t<0, TestType>;
+  using Index = std::tuple_element_t<1, TestType>;
+  // 2 × 3 CSR: row 0 = {0:1, 2:2}, row 1 = {1:3}
+  std::vector<Index> ptr{0, 2, 3}, idx{0, 2, 1};
+  std::vector<Scalar> val{1, 2, 3};
+  CsrView<Scalar, Index> ok(2, 3, ptr.data(), idx.data(), val.data());
+  REQUIRE(ok.nnz() == 3);
+  REQUIRE(ok.outer(0).size() == 2);
+
+  auto message_of = [](auto&& make) {
+    try {
+      make();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  std::vector<Index> bad_ptr{0, 3, 2};
+  CHECK_THAT(message_of([&] { CsrView<Scalar, Index>(2, 3, bad_ptr.data(), idx.data(), val.data()); }),
+             Catch::Contains("outer_ptr is not monotone"));
+  std::vector<Index> bad_start{1, 2, 3};
+  CHECK_THAT(message_of([&] { CsrView<Scalar, Index>(2, 3, bad_start.data(), idx.data(), val.data()); }),
+             Catch::Contains("outer_ptr[0]"));
+  std::vector<Index> out_of_range{0, 2, 5};
+  CHECK_THAT(message_of([&] { CsrView<Scalar, Index>(2, 3, ptr.data(), std::vector<Index>{0, 3, 1}.data(), val.data()); }),
+             Catch::Contains("inner_idx[1] = 3 is out of range"));
+  CHECK_THAT(message_of([&] { CsrView<Scalar, Index>(2, 3, ptr.data(), std::vector<Index>{2, 0, 1}.data(), val.data()); }),
+             Catch::Contains("not strictly increasing within row 0"));
+  CHECK_THAT(message_of([&] { CscView<Scalar, Index>(3, 2, ptr.data(), std::vector<Index>{1, 1, 0}.data(), val.data()); }),
+             Catch::Contains("CscView: inner_idx is not strictly increasing within column 0"));
+  (void)out_of_range;
+
+  CsrMatrix<Scalar, Index> uncompressed(3, 3);
+  uncompressed.insert(0, 0) = 1;  // insert leaves the matrix uncompressed
+  CHECK_THAT(message_of([&] { CsrView<Scalar, Index>{uncompressed}; }), Catch::Contains("not compressed"));
+}
+
+TEST_CASE("labels keep the table as read and map to class indices 0..K-1", "[data]") {
+  LabelEncoder encoder;
+  const std::vector<Label> glass{5, 1, 7, 2, 3, 6, 1};
+  encoder.fit(glass);
+  REQUIRE(encoder.size() == 6);
+  REQUIRE(encoder.index_of(1) == 0);
+  REQUIRE(encoder.index_of(5) == 3);
+  REQUIRE(encoder.label_of(5) == 7);
+  REQUIRE_THROWS_AS(encoder.index_of(4), std::out_of_range);
+
+  LabelSets sets(4);
+  sets.push_back(std::vector<ClassIndex>{2, 0, 2});
+  sets.push_back(std::vector<ClassIndex>{});
+  sets.push_back(std::vector<ClassIndex>{3});
+  const auto view = sets.view();
+  REQUIRE(view.size() == 3);
+  REQUIRE(view.multilabel());
+  REQUIRE(std::vector<ClassIndex>(view[0].begin(), view[0].end()) == std::vector<ClassIndex>{0, 2});
+  REQUIRE(view[1].empty());
+  REQUIRE_THROWS_AS(sets.push_back(std::vector<ClassIndex>{4}), std::invalid_argument);
+
+  const auto single = LabelSets::multiclass(std::vector<ClassIndex>{1, 0, 1}, 2);
+  REQUIRE_FALSE(single.view().multilabel());
+  REQUIRE(single.view().single(2) == 1);
+}
+
+TEMPLATE_TEST_CASE("a dataset converts to CSC once and combines sample and class weights", "[data]",
+                   float, double) {
+  auto A = random_csr<TestType, std::int64_t>(6, 4, 0.5, 3);
+  auto y = LabelSets::multiclass(std::vector<ClassIndex>{0, 1, 2, 0, 1, 2}, 3);
+  Dataset<TestType, std::int64_t> data(A, y, LabelEncoder({10, 20, 30}));
+  const auto csc1 = data.csc();
+  const auto csc2 = data.csc();
+  REQUIRE(csc1.values().data() == csc2.values().data());  // converted once
+  REQUIRE(data.costs().empty());
+
+  data.set_class_weights({{20, 2.0}});
+  data.set_sample_weights(std::vector<TestType>{1, 1, 1, 3, 3, 3});
+  const auto c = data.costs();
+  REQUIRE(c.size() == 6);
+  CHECK(c[0] == Approx(1.0));
+  CHECK(c[1] == Approx(2.0));
+  CHECK(c[4] == Approx(6.0));
+  REQUIRE_THROWS_AS(data.set_class_weights({{99, 1.0}}), std::out_of_range);
+
+  const auto problem = data.template problem<Eigen::ColMajor>();
+  REQUIRE_NOTHROW(problem.validate());
+  REQUIRE(problem.n_classes() == 3);
+  REQUIRE(problem.weight(4) == Approx(6.0));
+}
+
+TEST_CASE("bounded random integers and shuffles reproduce for a seed", "[core]") {
+  Rng a(42), b(42);
+  std::vector<int> p(100), q(100);
+  for (int i = 0; i < 100; ++i) p[static_cast<std::size_t>(i)] = q[static_cast<std::size_t>(i)] = i;
+  shuffle(std::span<int>(p), a);
+  shuffle(std::span<int>(q), b);
+  REQUIRE(p == q);
+  std::vector<int> counts(7, 0);
+  for (int t = 0; t < 70000; ++t) ++counts[uniform_index(a, 7)];
+  for (int count : counts) CHECK(std::abs(count - 10000) < 600);
+}
