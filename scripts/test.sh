@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, then builds and runs everything CI checks:
+#   1. the test suite in Release, then again under AddressSanitizer + UBSan (preset asan);
+#   2. every example program;
+#   3. an install into a temporary prefix and the downstream find_package(sparsemc) example;
+#   4. the benchmarks in their smoke form.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+sparsemc_install_deps python3-cvxopt
+
+jobs=$(nproc)
+echo "== Release build and tests"
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+ctest --preset release -j "$jobs"
+
+echo "== Example programs"
+for example in build/release/examples/example_*; do
+  echo "-- $example"
+  "$example" >/dev/null
+done
+
+echo "== Install and the downstream find_package example"
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install build/release --prefix "$prefix" >/dev/null
+cmake -S examples/downstream -B "$prefix/downstream-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$prefix/downstream-build" >/dev/null
+"$prefix/downstream-build/downstream"
+
+echo "== Benchmarks (smoke)"
+for bench in build/release/bench/bench_*; do
+  [ -x "$bench" ] || continue
+  "$bench" --benchmark_min_time=0.01 >/dev/null
+done
+if [ -x bench/compare ]; then
+  bench/compare --smoke --build build/release >/dev/null
+fi
+
+echo "== Sanitizer build (ASan + UBSan) and tests"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -j "$jobs"
