@@ -1,0 +1,421 @@
+#pragma once
+/// \file engine.hpp
+/// The state and the loop of one FC-BCFW solve (PD-Sparse Algorithm 1); fcbcfw.hpp holds the
+/// public class, its options and the mapping to objective (1).
+///
+/// Scales. Internally everything is in PD-Sparse's scale: (1)/μ is
+///     P(W) = ½‖W‖² + τ‖W‖₁ + Σ_i C_i ℓ_i(Wᵀx_i),   τ = λ/μ,  C_i = c_i/(μn),
+/// with dual (14) min_α G(α) = ½‖S_τ(Xᵀα)‖² + Σ_i e_iᵀα^i over α^i ∈ 𝒞_i (16) and bound C_i.
+/// Reported values are in (1)'s scale: F = μP, D = −μG, and the relative duality gap is
+/// (F − D)/F(0), F(0) = (1/n) Σ_i c_i [sample i has a positive and a negative class].
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "../../../core/callbacks.hpp"
+#include "../../../core/rng.hpp"
+#include "../../../core/status.hpp"
+#include "../../../core/stopwatch.hpp"
+#include "../../../data/problem.hpp"
+#include "../../../model/linear_model.hpp"
+#include "../../../prox/bi_simplex.hpp"
+#include "../../../prox/simplex.hpp"
+#include "feature_rows.hpp"
+#include "scores.hpp"
+
+namespace sparsemc::detail::fcbcfw {
+
+/// What the engine needs from the options, resolved (defaults filled in).
+struct Settings {
+  double lambda = 0.0;  ///< λ of (1)
+  double mu = 1.0;      ///< μ of (1), > 0
+  double tol = 1e-3;
+  std::int64_t max_epochs = 1000;
+  double time_limit = 0.0;
+  std::uint64_t seed = 0;
+  bool bi_stochastic = false;   ///< search (24)–(25) instead of (20)
+  int n_parts = 1;              ///< ν of (24)
+  double speedup = 1.0;         ///< d_i / d̃_i of (25)
+  bool refit_l2 = false;        ///< §4.3 post-solve
+  int warm_start_labels = 0;    ///< negatives seeded per sample from an initial model
+};
+
+/// One dual variable α_ik of a sample's active set 𝒜_i.
+struct ActiveEntry {
+  ClassIndex cls;
+  double alpha;
+};
+
+/// The exact primal parts at the current W: loss = (1/n) Σ c_i ℓ_i, l1 = ‖W‖₁, squared = ‖W‖².
+struct PrimalParts {
+  double loss = 0.0;
+  double l1 = 0.0;
+  double squared = 0.0;
+  std::int64_t nnz = 0;
+  std::int64_t nnz_rows = 0;
+};
+
+template <RealScalar Scalar, StorageIndex Index>
+class Engine {
+ public:
+  Engine(const CsrProblem<Scalar, Index>& problem, const Settings& settings)
+      : X_(problem.X), y_(problem.y), s_(settings), rng_(settings.seed) {
+    const auto n = static_cast<std::size_t>(X_.rows());
+    const ClassIndex K = y_.n_classes();
+    tau_ = s_.lambda / s_.mu;
+    rows_.reset(static_cast<std::size_t>(X_.cols()), K, s_.bi_stochastic ? s_.n_parts : 1, tau_, rng_);
+    scores_.reset(K, rows_);
+    bound_.resize(n);
+    curvature_.resize(n);
+    active_.resize(n);
+    double f0 = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto positives = y_[i];
+      const bool has_pair = !positives.empty() && positives.size() < static_cast<std::size_t>(K);
+      const double c = static_cast<double>(problem.weight(static_cast<Index>(i)));
+      bound_[i] = has_pair ? c / (s_.mu * static_cast<double>(n)) : 0.0;
+      if (has_pair) f0 += c;
+      double q = 0.0;
+      for (auto [j, x] : X_.outer(static_cast<Index>(i))) q += static_cast<double>(x) * static_cast<double>(x);
+      curvature_[i] = q > 0.0 ? q : 1.0;  // an empty x_i: any Q > 0 solves (21) (scores are 0)
+      active_[i].reserve(positives.size() + 2);
+      for (ClassIndex k : positives) active_[i].push_back({k, 0.0});
+    }
+    f0_ = f0 / static_cast<double>(n);
+  }
+
+  /// Seeds every 𝒜_i with the (at most warm_start_labels) negatives that violate the margin
+  /// most under `initial`'s scores (α stays 0: a primal point does not determine α).
+  void seed_active_sets(const LinearModel<Scalar>& initial) {
+    if (s_.warm_start_labels <= 0) return;
+    const auto K = static_cast<std::size_t>(y_.n_classes());
+    std::vector<double> z(K);
+    std::vector<ClassIndex> candidates;
+    const auto& W = initial.rows();
+    for (std::size_t i = 0; i < active_.size(); ++i) {
+      if (bound_[i] == 0.0) continue;
+      std::fill(z.begin(), z.end(), 0.0);
+      if (initial.has_intercept())
+        for (std::size_t k = 0; k < K; ++k) z[k] = static_cast<double>(initial.intercept()[static_cast<Eigen::Index>(k)]);
+      for (auto [j, x] : X_.outer(static_cast<Index>(i))) {
+        const std::int64_t r = initial.row_of_feature(static_cast<std::int64_t>(j));
+        if (r < 0) continue;
+        for (std::size_t k = 0; k < K; ++k) z[k] += static_cast<double>(x) * static_cast<double>(W(r, static_cast<Eigen::Index>(k)));
+      }
+      const auto positives = y_[i];
+      double lowest = std::numeric_limits<double>::infinity();
+      for (ClassIndex p : positives) lowest = std::min(lowest, z[static_cast<std::size_t>(p)]);
+      candidates.clear();
+      std::size_t next = 0;
+      for (std::size_t k = 0; k < K; ++k) {
+        if (next < positives.size() && static_cast<std::size_t>(positives[next]) == k) {
+          ++next;
+          continue;
+        }
+        if (1.0 + z[k] - lowest > 0.0) candidates.push_back(static_cast<ClassIndex>(k));
+      }
+      const auto keep = std::min(candidates.size(), static_cast<std::size_t>(s_.warm_start_labels));
+      std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(keep), candidates.end(),
+                        [&](ClassIndex a, ClassIndex b) {
+                          return z[static_cast<std::size_t>(a)] > z[static_cast<std::size_t>(b)] ||
+                                 (z[static_cast<std::size_t>(a)] == z[static_cast<std::size_t>(b)] && a < b);
+                        });
+      for (std::size_t r = 0; r < keep; ++r) active_[i].push_back({candidates[r], 0.0});
+    }
+  }
+
+  /// Runs Algorithm 1 (then the §4.3 refit if asked). `end_epoch(report)` is called once per
+  /// epoch and returns true to stop.
+  template <class EndEpoch>
+  SolverInfo run(EndEpoch&& end_epoch) {
+    Stopwatch clock;
+    SolverInfo info;
+    info.measure_name = "duality_gap";
+    const auto n = static_cast<std::size_t>(X_.rows());
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    bool refitting = false;
+    for (std::int64_t epoch = 1;; ++epoch) {
+      bool out_of_time = false;
+      if (f0_ > 0.0) {
+        shuffle(std::span<std::size_t>(order), rng_);
+        std::size_t visited = 0;
+        for (const std::size_t i : order) {
+          visit(i);
+          if (s_.time_limit > 0.0 && (++visited & 255u) == 0 && clock.seconds() > s_.time_limit) {
+            out_of_time = true;
+            break;
+          }
+        }
+      }
+      const PrimalParts p = primal();
+      const double dual = -s_.mu * (rows_.half_squared_norm_of_prox() + dual_linear_term());
+      // The refit minimises (1) without its λ term over the frozen support; (1) itself is reported.
+      const double phase_primal = p.loss + (refitting ? 0.0 : s_.lambda * p.l1) + 0.5 * s_.mu * p.squared;
+      const double gap = f0_ > 0.0 ? (phase_primal - dual) / f0_ : 0.0;
+      info.epochs = epoch;
+      info.objective = p.loss + s_.lambda * p.l1 + 0.5 * s_.mu * p.squared;
+      info.measure = gap;
+      info.nnz = p.nnz;
+      info.nnz_rows = p.nnz_rows;
+      info.seconds = clock.seconds();
+      if (!std::isfinite(info.objective) || !std::isfinite(dual)) {
+        info.status = Status::numerical_issue;
+        break;
+      }
+      EpochReport report;
+      report.epoch = epoch;
+      report.objective = info.objective;
+      report.measure = gap;
+      report.nnz_rows = p.nnz_rows;
+      report.seconds = info.seconds;
+      const bool stop = end_epoch(report);
+      if (gap <= s_.tol) {
+        if (s_.refit_l2 && !refitting) {
+          refitting = true;
+          rows_.fix_support();
+          if (epoch < s_.max_epochs && !out_of_time && !stop) continue;
+        } else {
+          info.status = Status::converged;
+          break;
+        }
+      }
+      if (stop) {
+        info.status = Status::stopped_by_callback;
+        break;
+      }
+      if (out_of_time || (s_.time_limit > 0.0 && clock.seconds() > s_.time_limit)) {
+        info.status = Status::time_limit;
+        break;
+      }
+      if (epoch >= s_.max_epochs) {
+        info.status = Status::max_iter;
+        break;
+      }
+    }
+    info.seconds = clock.seconds();
+    return info;
+  }
+
+  /// The current W as a LinearModel (only nonzero rows stored, built from the sparse rows).
+  [[nodiscard]] LinearModel<Scalar> model() const {
+    using RowMatrix = typename LinearModel<Scalar>::RowMatrix;
+    const ClassIndex K = y_.n_classes();
+    std::vector<std::int64_t> support;
+    rows_.for_each_list([&](std::size_t j, auto) {
+      if (support.empty() || support.back() != static_cast<std::int64_t>(j)) support.push_back(static_cast<std::int64_t>(j));
+    });
+    RowMatrix W = RowMatrix::Zero(static_cast<Eigen::Index>(support.size()), K);
+    Eigen::Index r = -1;
+    std::int64_t last = -1;
+    rows_.for_each_list([&](std::size_t j, std::span<const WeightEntry<Scalar>> list) {
+      if (static_cast<std::int64_t>(j) != last) {
+        ++r;
+        last = static_cast<std::int64_t>(j);
+      }
+      for (const auto& e : list) W(r, e.cls) = e.w;
+    });
+    std::vector<Label> labels(static_cast<std::size_t>(K));
+    for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = static_cast<Label>(k);
+    return LinearModel<Scalar>(static_cast<std::int64_t>(X_.cols()), std::move(support), std::move(W),
+                               typename LinearModel<Scalar>::Vector(), std::move(labels));
+  }
+
+  /// W in compressed sparse rows over features (classes increasing within a row).
+  void export_weights(std::vector<std::int64_t>& ptr, std::vector<ClassIndex>& cls, std::vector<Scalar>& w) const {
+    const auto d = static_cast<std::size_t>(X_.cols());
+    ptr.assign(d + 1, 0);
+    cls.clear();
+    w.clear();
+    std::vector<std::pair<ClassIndex, Scalar>> row;
+    std::size_t current = 0;
+    const auto flush = [&](std::size_t upto) {
+      std::sort(row.begin(), row.end());
+      for (const auto& [k, v] : row)
+        if (v != Scalar(0)) {
+          cls.push_back(k);
+          w.push_back(v);
+        }
+      row.clear();
+      for (; current < upto; ++current) ptr[current + 1] = static_cast<std::int64_t>(cls.size());
+    };
+    rows_.for_each_list([&](std::size_t j, std::span<const WeightEntry<Scalar>> list) {
+      if (j != current) flush(j);
+      for (const auto& e : list) row.emplace_back(e.cls, e.w);
+    });
+    flush(d);
+  }
+
+  /// α in compressed sparse rows over samples, PD-Sparse's scale (α^i ∈ 𝒞_i with bound C_i).
+  void export_dual(std::vector<std::int64_t>& ptr, std::vector<ClassIndex>& cls, std::vector<double>& alpha) const {
+    ptr.assign(active_.size() + 1, 0);
+    cls.clear();
+    alpha.clear();
+    std::vector<ActiveEntry> row;
+    for (std::size_t i = 0; i < active_.size(); ++i) {
+      row = active_[i];
+      std::sort(row.begin(), row.end(), [](const ActiveEntry& a, const ActiveEntry& b) { return a.cls < b.cls; });
+      for (const auto& e : row)
+        if (e.alpha != 0.0) {
+          cls.push_back(e.cls);
+          alpha.push_back(e.alpha);
+        }
+      ptr[i + 1] = static_cast<std::int64_t>(cls.size());
+    }
+  }
+
+  [[nodiscard]] double tau() const noexcept { return tau_; }
+
+ private:
+  /// One iteration of Algorithm 1 on sample i: search (20) or (24)–(25), subproblem (21)–(22),
+  /// maintenance (23), shrinking (step 5).
+  void visit(std::size_t i) {
+    const double bound = bound_[i];
+    if (bound == 0.0) return;  // c_i = 0, or no positive / no negative class: α^i = 0
+    const auto row = X_.outer(static_cast<Index>(i));
+    const auto positives = y_[i];
+    auto& A = active_[i];
+    const std::size_t n_pos = positives.size();
+
+    // Step 2: the most violating negative label.
+    scores_.begin(positives, rows_);
+    ScoredClass best;
+    if (!s_.bi_stochastic) {
+      scores_.accumulate(row, rows_, ScoreBuffer::npos);
+      best = scores_.best_negative(rows_, ScoreBuffer::npos, rng_);
+    } else {
+      const auto part = static_cast<std::size_t>(uniform_index(rng_, rows_.n_parts()));
+      if (!row.empty()) {
+        cumulative_.resize(row.size());
+        double sum = 0.0;
+        for (std::size_t p = 0; p < row.size(); ++p) cumulative_[p] = sum += std::abs(static_cast<double>(row.values[p]));
+        const auto draws = static_cast<std::size_t>(std::ceil(static_cast<double>(row.size()) / s_.speedup));
+        if (sum > 0.0) scores_.accumulate_sampled(row, cumulative_, draws, rows_, part, rng_);
+      }
+      best = scores_.best_negative(rows_, part, rng_);
+    }
+    // Step 3: 𝒜_i ∪ {k*}.
+    if (best.cls >= 0 &&
+        std::none_of(A.begin(), A.end(), [&](const ActiveEntry& e) { return e.cls == best.cls; }))
+      A.push_back({best.cls, 0.0});
+
+    // The block gradient (17) on 𝒜_i: ∇_k = z_k + [k ∉ P_i], z_k = ⟨w_k, x_i⟩ exactly.
+    const std::size_t m = A.size();
+    score_.assign(m, 0.0);
+    if (!s_.bi_stochastic) {
+      for (std::size_t r = 0; r < m; ++r) score_[r] = scores_.score(A[r].cls);
+    } else {
+      for (auto [j, x] : row)
+        for (std::size_t r = 0; r < m; ++r)
+          score_[r] += static_cast<double>(x) * rows_.weight(static_cast<std::size_t>(j), A[r].cls);
+    }
+    // Nothing to do when α^i = 0 and no active pair violates the margin.
+    bool zero = true;
+    for (const auto& e : A) zero = zero && e.alpha == 0.0;
+    if (zero) {
+      double lowest = std::numeric_limits<double>::infinity(), highest = -lowest;
+      for (std::size_t r = 0; r < n_pos; ++r) lowest = std::min(lowest, score_[r]);
+      for (std::size_t r = n_pos; r < m; ++r) highest = std::max(highest, score_[r]);
+      if (1.0 + highest - lowest <= 0.0) {
+        A.resize(n_pos);
+        return;
+      }
+    }
+
+    // Step 4: subproblem (21) with Q_i = ‖x_i‖², i.e. the projection (22).
+    const double Q = curvature_[i];
+    old_.resize(m);
+    for (std::size_t r = 0; r < m; ++r) old_[r] = A[r].alpha;
+    target_.resize(m);
+    if (n_pos == 1) {
+      // 𝒞_i is the shifted simplex α = C e_y − u, u ≥ 0, Σu = C: project C e_y − a, where
+      // a = α − ∇/Q is the unconstrained minimiser of (21).
+      target_[0] = bound - (old_[0] - score_[0] / Q);
+      for (std::size_t r = 1; r < m; ++r) target_[r] = (score_[r] + 1.0) / Q - old_[r];
+      prox::project_simplex(std::span<double>(target_), bound, scratch_);
+      A[0].alpha = bound - target_[0];
+      for (std::size_t r = 1; r < m; ++r) A[r].alpha = -target_[r];
+    } else {
+      // Algorithm 2 on (b, c) of (22): x = −α_N, y = α_P, Σx = Σy = t ∈ [0, C].
+      for (std::size_t r = 0; r < n_pos; ++r) target_[r] = old_[r] - score_[r] / Q;
+      for (std::size_t r = n_pos; r < m; ++r) target_[r] = (score_[r] + 1.0) / Q - old_[r];
+      const std::span<double> all(target_);
+      prox::project_bi_simplex(all.subspan(n_pos), all.first(n_pos), bound, scratch_);
+      for (std::size_t r = 0; r < n_pos; ++r) A[r].alpha = target_[r];
+      for (std::size_t r = n_pos; r < m; ++r) A[r].alpha = -target_[r];
+    }
+
+    // Step 6: V += x_i Δα^iᵀ and W = prox(V) on the changed entries only (23).
+    for (std::size_t r = 0; r < m; ++r) old_[r] = A[r].alpha - old_[r];
+    for (auto [j, x] : row)
+      for (std::size_t r = 0; r < m; ++r)
+        if (old_[r] != 0.0) rows_.add(static_cast<std::size_t>(j), A[r].cls, static_cast<double>(x) * old_[r]);
+
+    // Step 5: drop the negatives whose α became 0 (positives stay).
+    A.erase(std::remove_if(A.begin() + static_cast<std::ptrdiff_t>(n_pos), A.end(),
+                           [](const ActiveEntry& e) { return e.alpha == 0.0; }),
+            A.end());
+  }
+
+  /// The exact primal parts at the current W: every sample's scores from the sparse rows.
+  PrimalParts primal() {
+    PrimalParts p;
+    const auto n = static_cast<std::size_t>(X_.rows());
+    double loss = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (bound_[i] == 0.0) continue;
+      const auto positives = y_[i];
+      scores_.begin(positives, rows_);
+      scores_.accumulate(X_.outer(static_cast<Index>(i)), rows_, ScoreBuffer::npos);
+      double lowest = std::numeric_limits<double>::infinity();
+      for (ClassIndex k : positives) lowest = std::min(lowest, scores_.score(k));
+      const double violation = 1.0 + scores_.max_negative() - lowest;
+      if (violation > 0.0) loss += bound_[i] * violation;
+    }
+    p.loss = loss * s_.mu;  // Σ C_i ℓ_i · μ = (1/n) Σ c_i ℓ_i
+    std::int64_t last = -1;
+    rows_.for_each_list([&](std::size_t j, std::span<const WeightEntry<Scalar>> list) {
+      for (const auto& e : list) {
+        const auto w = static_cast<double>(e.w);
+        if (w == 0.0) continue;
+        p.l1 += std::abs(w);
+        p.squared += w * w;
+        ++p.nnz;
+        if (static_cast<std::int64_t>(j) != last) {
+          last = static_cast<std::int64_t>(j);
+          ++p.nnz_rows;
+        }
+      }
+    });
+    return p;
+  }
+
+  /// Σ_i e_iᵀα^i = Σ_i Σ_{k ∈ 𝒜_i ∖ P_i} α_ik.
+  [[nodiscard]] double dual_linear_term() const noexcept {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < active_.size(); ++i)
+      for (std::size_t r = y_[i].size(); r < active_[i].size(); ++r) sum += active_[i][r].alpha;
+    return sum;
+  }
+
+  CsrView<Scalar, Index> X_;
+  LabelView y_;
+  Settings s_;
+  Rng rng_;
+  double tau_ = 0.0;  ///< λ/μ, the soft threshold of (15)
+  double f0_ = 0.0;   ///< F(0) of (1)
+  FeatureRows<Scalar> rows_;
+  ScoreBuffer scores_;
+  std::vector<double> bound_;       ///< C_i = c_i/(μn), 0 for a sample without a pair
+  std::vector<double> curvature_;   ///< Q_i = ‖x_i‖²
+  std::vector<std::vector<ActiveEntry>> active_;  ///< 𝒜_i: positives first, then negatives
+  // Work space (grows, never shrinks).
+  std::vector<double> score_, old_, target_, scratch_, cumulative_;
+};
+
+}  // namespace sparsemc::detail::fcbcfw

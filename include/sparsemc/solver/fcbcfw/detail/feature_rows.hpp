@@ -1,0 +1,219 @@
+#pragma once
+/// \file feature_rows.hpp
+/// Storage of V = Xᵀα and W = prox(V) for the fully-corrective BCFW solver, one sparse row per
+/// feature (PD-Sparse §4.1–4.2). Nothing here is ever D×K.
+///
+/// Row j of V is an open-addressing hash table over the classes k with v_jk touched so far
+/// (key k, value v_jk in double, and the position of k in the weight list below). Every table
+/// hashes with the same function h(k) = π(k) for a random permutation π of [K] (§4.2: the hash
+/// is evaluated once per class, not once per table); table j probes linearly from
+/// h(k) mod capacity_j. A table never grows past bit_ceil(K) slots, where h is injective and
+/// probing never collides.
+///
+/// Row j of W is kept as ν short lists of (class, w_jk) with w_jk ≠ 0 — the per-feature list of
+/// nonzero classes that makes the greedy search (20) cost O(nnz(x_i)·nnz(w_j)) rather than
+/// O(nnz(x_i)·K). List q holds the classes of partition 𝒴^(q) = {k : π(k) mod ν = q}, so the
+/// bi-stochastic search (24) walks one list only. Changing v_jk updates w_jk in O(1): a class
+/// whose weight becomes 0 is swapped out of its list, one whose weight becomes nonzero is
+/// appended (eq. 23: only the changed entries are touched).
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "../../../core/rng.hpp"
+#include "../../../core/traits.hpp"
+
+namespace sparsemc::detail::fcbcfw {
+
+/// One nonzero weight w_jk of a feature row.
+template <RealScalar Scalar>
+struct WeightEntry {
+  ClassIndex cls;
+  Scalar w;
+};
+
+template <RealScalar Scalar>
+class FeatureRows {
+ public:
+  /// How W follows V: the elastic-net prox w = S_τ(v) (eq. 15, 23), or, for the ℓ2 refit of
+  /// §4.3, w = v on a frozen support and 0 elsewhere.
+  enum class Map { soft_threshold, fixed_support };
+
+  /// Empties all rows and draws the hash permutation π; `threshold` is τ = λ/μ of (15).
+  void reset(std::size_t n_features, ClassIndex n_classes, int n_parts, double threshold, Rng& rng) {
+    n_parts_ = static_cast<std::size_t>(n_parts);
+    threshold_ = threshold;
+    map_ = Map::soft_threshold;
+    tables_.assign(n_features, Table{});
+    lists_.assign(n_features * n_parts_, {});
+    hash_.resize(static_cast<std::size_t>(n_classes));
+    std::iota(hash_.begin(), hash_.end(), std::uint32_t{0});
+    shuffle(std::span<std::uint32_t>(hash_), rng);
+    part_.resize(hash_.size());
+    for (std::size_t k = 0; k < hash_.size(); ++k) part_[k] = static_cast<std::uint32_t>(hash_[k] % n_parts_);
+    max_capacity_ = std::bit_ceil(std::max<std::size_t>(hash_.size(), 2));
+  }
+
+  [[nodiscard]] std::size_t n_features() const noexcept { return tables_.size(); }
+  [[nodiscard]] std::size_t n_parts() const noexcept { return n_parts_; }
+  /// q with k ∈ 𝒴^(q).
+  [[nodiscard]] std::size_t part_of(ClassIndex k) const noexcept { return part_[static_cast<std::size_t>(k)]; }
+
+  /// The nonzero weights of row j in partition q.
+  [[nodiscard]] std::span<const WeightEntry<Scalar>> weights(std::size_t j, std::size_t q) const noexcept {
+    return lists_[j * n_parts_ + q];
+  }
+
+  /// v_jk += delta, and w_jk follows (eq. 23).
+  void add(std::size_t j, ClassIndex k, double delta) {
+    Slot& slot = find_or_insert(tables_[j], k);
+    slot.v += delta;
+    auto& list = lists_[j * n_parts_ + part_of(k)];
+    if (map_ == Map::fixed_support) {
+      if (slot.pos >= 0) list[static_cast<std::size_t>(slot.pos)].w = static_cast<Scalar>(slot.v);
+      return;
+    }
+    const double w = soft_threshold(slot.v);
+    if (slot.pos >= 0) {
+      if (w != 0.0) {
+        list[static_cast<std::size_t>(slot.pos)].w = static_cast<Scalar>(w);
+      } else {  // swap the last entry into the hole
+        const auto hole = static_cast<std::size_t>(slot.pos);
+        slot.pos = -1;
+        if (hole + 1 != list.size()) {
+          list[hole] = list.back();
+          find(tables_[j], list[hole].cls)->pos = static_cast<std::int32_t>(hole);
+        }
+        list.pop_back();
+      }
+    } else if (w != 0.0) {
+      slot.pos = static_cast<std::int32_t>(list.size());
+      list.push_back({k, static_cast<Scalar>(w)});
+    }
+  }
+
+  /// w_jk = prox(v_jk), in double (0 if v_jk was never touched).
+  [[nodiscard]] double weight(std::size_t j, ClassIndex k) const noexcept {
+    const Slot* slot = find(tables_[j], k);
+    return slot == nullptr ? 0.0 : map(*slot);
+  }
+
+  /// Freezes the current support: from now on w_jk = v_jk where w_jk ≠ 0 now, and 0 elsewhere
+  /// (the ℓ2-only refit of §4.3).
+  void fix_support() {
+    map_ = Map::fixed_support;
+    threshold_ = 0.0;
+    for (std::size_t j = 0; j < tables_.size(); ++j)
+      for (std::size_t q = 0; q < n_parts_; ++q)
+        for (auto& e : lists_[j * n_parts_ + q]) e.w = static_cast<Scalar>(find(tables_[j], e.cls)->v);
+  }
+
+  /// ½ Σ_jk prox(v_jk)² in double: the quadratic term of the dual (14) at the current α.
+  [[nodiscard]] double half_squared_norm_of_prox() const noexcept {
+    double sum = 0.0;
+    for (const Table& t : tables_)
+      for (const Slot& s : t.slots)
+        if (s.cls >= 0) {
+          const double w = map(s);
+          sum += w * w;
+        }
+    return 0.5 * sum;
+  }
+
+  /// Calls f(j, span of entries) for every nonempty list of every row, rows in increasing j.
+  template <class F>
+  void for_each_list(F&& f) const {
+    for (std::size_t j = 0; j < tables_.size(); ++j)
+      for (std::size_t q = 0; q < n_parts_; ++q) {
+        const auto& list = lists_[j * n_parts_ + q];
+        if (!list.empty()) f(j, std::span<const WeightEntry<Scalar>>(list));
+      }
+  }
+
+  /// Number of (j, k) pairs stored in V (the memory the solver holds for V).
+  [[nodiscard]] std::size_t stored() const noexcept {
+    std::size_t sum = 0;
+    for (const Table& t : tables_) sum += t.used;
+    return sum;
+  }
+
+ private:
+  struct Slot {
+    ClassIndex cls = -1;    ///< −1: empty
+    std::int32_t pos = -1;  ///< position in the weight list of part_of(cls), −1 if w = 0
+    double v = 0.0;
+  };
+  struct Table {
+    std::vector<Slot> slots;  ///< capacity: a power of two
+    std::uint32_t used = 0;
+  };
+
+  [[nodiscard]] double soft_threshold(double v) const noexcept {
+    return v > threshold_ ? v - threshold_ : (v < -threshold_ ? v + threshold_ : 0.0);
+  }
+  [[nodiscard]] double map(const Slot& s) const noexcept {
+    return map_ == Map::soft_threshold ? soft_threshold(s.v) : (s.pos >= 0 ? s.v : 0.0);
+  }
+
+  [[nodiscard]] const Slot* find(const Table& t, ClassIndex k) const noexcept {
+    if (t.slots.empty()) return nullptr;
+    const std::size_t mask = t.slots.size() - 1;
+    for (std::size_t h = hash_[static_cast<std::size_t>(k)] & mask;; h = (h + 1) & mask) {
+      const Slot& s = t.slots[h];
+      if (s.cls == k) return &s;
+      if (s.cls < 0) return nullptr;
+    }
+  }
+  [[nodiscard]] Slot* find(Table& t, ClassIndex k) noexcept {
+    return const_cast<Slot*>(std::as_const(*this).find(std::as_const(t), k));
+  }
+
+  Slot& find_or_insert(Table& t, ClassIndex k) {
+    if (t.slots.empty()) t.slots.resize(std::min<std::size_t>(4, max_capacity_));
+    for (;;) {
+      const std::size_t mask = t.slots.size() - 1;
+      std::size_t h = hash_[static_cast<std::size_t>(k)] & mask;
+      while (t.slots[h].cls >= 0 && t.slots[h].cls != k) h = (h + 1) & mask;
+      Slot& s = t.slots[h];
+      if (s.cls == k) return s;
+      // Load factor at most ½ until the table reaches bit_ceil(K) slots, where h is injective.
+      if (2 * (t.used + 1) > t.slots.size() && t.slots.size() < max_capacity_) {
+        grow(t);
+        continue;
+      }
+      s.cls = k;
+      ++t.used;
+      return s;
+    }
+  }
+
+  void grow(Table& t) {
+    std::vector<Slot> old(t.slots.size() * 2);
+    old.swap(t.slots);
+    const std::size_t mask = t.slots.size() - 1;
+    for (const Slot& s : old) {
+      if (s.cls < 0) continue;
+      std::size_t h = hash_[static_cast<std::size_t>(s.cls)] & mask;
+      while (t.slots[h].cls >= 0) h = (h + 1) & mask;
+      t.slots[h] = s;
+    }
+  }
+
+  std::vector<Table> tables_;                                ///< V, one table per feature
+  std::vector<std::vector<WeightEntry<Scalar>>> lists_;      ///< W, ν lists per feature
+  std::vector<std::uint32_t> hash_;                          ///< π
+  std::vector<std::uint32_t> part_;                          ///< π(k) mod ν
+  std::size_t n_parts_ = 1;
+  std::size_t max_capacity_ = 2;
+  double threshold_ = 0.0;
+  Map map_ = Map::soft_threshold;
+};
+
+}  // namespace sparsemc::detail::fcbcfw

@@ -1,0 +1,348 @@
+#pragma once
+/// \file fcbcfw.hpp
+/// PD-Sparse: the fully-corrective block-coordinate Frank–Wolfe method of Yen, Huang, Zhong,
+/// Ravikumar & Dhillon (ICML 2016) for elastic-net Crammer–Singer / separation-ranking problems
+/// with very many classes, solved through the dual and exploiting primal and dual sparsity.
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../../core/callbacks.hpp"
+#include "../../core/status.hpp"
+#include "../../core/traits.hpp"
+#include "../../core/validate.hpp"
+#include "../../data/problem.hpp"
+#include "../../model/linear_model.hpp"
+#include "detail/engine.hpp"
+
+namespace sparsemc {
+
+/// How FCBCFW picks the label it adds to a sample's active set.
+enum class FcbcfwSearch {
+  exact,          ///< the most violating negative label over all K classes, eq. (20)
+  bi_stochastic,  ///< a random class partition (24) and importance-sampled features (25), §3.2
+  automatic,      ///< bi_stochastic when K ≥ 1000, exact otherwise
+};
+
+/// What `FCBCFW::solve` returns: W and α in sparse form (nothing of size d×K or n×K), and the
+/// information block. `fit` turns it into a LinearModel.
+template <RealScalar Scalar>
+struct FcbcfwSolution {
+  std::int64_t n_features = 0;
+  ClassIndex n_classes = 0;
+  /// W ∈ R^{d×K} by feature rows: row j holds classes weight_class[weight_ptr[j] .. weight_ptr[j+1])
+  /// (increasing) with values weight[...]; only nonzero weights are stored.
+  std::vector<std::int64_t> weight_ptr;
+  std::vector<ClassIndex> weight_class;
+  std::vector<Scalar> weight;
+  /// The dual point α in PD-Sparse's scale (eq. 14–16), by samples: α^i ∈ 𝒞_i, i.e. α_ik ≥ 0 on
+  /// the positive classes, ≤ 0 on the others, Σ_{k∈P_i} α_ik = −Σ_{k∉P_i} α_ik ∈ [0, c_i/(μn)];
+  /// W = S_{λ/μ}(Σ_i x_i α^iᵀ). Only nonzero entries are stored.
+  std::vector<std::int64_t> dual_ptr;
+  std::vector<ClassIndex> dual_class;
+  std::vector<double> dual;
+  SolverInfo info;
+  ModelProvenance provenance;
+
+  /// W as a LinearModel (only nonzero feature rows stored; labels are the class indices 0..K−1).
+  [[nodiscard]] LinearModel<Scalar> model() const {
+    using RowMatrix = typename LinearModel<Scalar>::RowMatrix;
+    std::vector<std::int64_t> support;
+    for (std::int64_t j = 0; j < n_features; ++j)
+      if (weight_ptr[static_cast<std::size_t>(j) + 1] > weight_ptr[static_cast<std::size_t>(j)]) support.push_back(j);
+    RowMatrix rows = RowMatrix::Zero(static_cast<Eigen::Index>(support.size()), n_classes);
+    for (std::size_t r = 0; r < support.size(); ++r) {
+      const auto j = static_cast<std::size_t>(support[r]);
+      for (auto p = weight_ptr[j]; p < weight_ptr[j + 1]; ++p)
+        rows(static_cast<Eigen::Index>(r), weight_class[static_cast<std::size_t>(p)]) = weight[static_cast<std::size_t>(p)];
+    }
+    std::vector<Label> labels(static_cast<std::size_t>(n_classes));
+    for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = static_cast<Label>(k);
+    LinearModel<Scalar> m(n_features, std::move(support), std::move(rows), {}, std::move(labels));
+    m.provenance() = provenance;
+    return m;
+  }
+};
+
+/// Fully-corrective block-coordinate Frank–Wolfe (PD-Sparse, Yen et al. 2016, Algorithm 1) for
+/// objective (1) with the Crammer–Singer loss (multiclass, eq. 3) or its multilabel form, the
+/// separation ranking loss (eq. 2), and the elastic net:
+///
+///     F(W) = (1/n) Σ_i c_i ℓ(Wᵀx_i, Y_i) + λ‖W‖₁ + (μ/2)‖W‖²,   μ > 0,
+///     ℓ(s, Y) = max_{n∉Y, p∈Y} (1 + s_n − s_p)_+   (0 when Y is empty or full).
+///
+/// Mapping to the paper. F/μ is PD-Sparse's problem (13), ½‖W‖² + λ'‖W‖₁ + Σ_i C_i L_i, with
+///     λ' = λ/μ,   C_i = c_i/(μn)   (C = 1/(μn) for unit costs);
+/// conversely PD-Sparse's `-c C -l λ'` is (1) with μ = 1/(Cn), λ = λ'/(Cn), and LIBLINEAR's
+/// `-s 4 -c C` is λ = 0, μ = 1/(Cn). No intercept: the dual (14) has none (use a bias feature).
+///
+/// The dual (14): min G(α) = ½ Σ_k ‖w_k(α)‖² + Σ_i e_iᵀα^i over α^i ∈ 𝒞_i (16), where
+/// w(α) = S_{λ'}(Xᵀα) (15) — S the soft threshold — and e_i = 1 on the negative classes. Each
+/// iteration takes one sample i (a fresh random order every epoch, without replacement, §3.1),
+///   1. finds the most violating negative label k* = argmax_{k∉P_i} ⟨w_k, x_i⟩ (20), reading
+///      only the nonzero weights of the rows j ∈ x_i (cost O(nnz(x_i)·nnz(w_j)), never O(K)),
+///      or, with the bi-stochastic search (§3.2), the best label of one of ν random class
+///      partitions (24) scored on importance-sampled features (25), d_i/d̃_i set by §4.4;
+///   2. adds it to the active set 𝒜_i (which always holds the positive labels P_i);
+///   3. minimises the quadratic upper bound (21) of G over α^i restricted to 𝒜_i, Q_i = ‖x_i‖²,
+///      exactly: a projection onto the simplex (multiclass) or Algorithm 2's bi-simplex (22);
+///   4. drops the negatives whose α became 0 (step 5) and updates V = Xᵀα and W = S_{λ'}(V) on
+///      the changed entries only (23).
+/// W and V are kept as sparse per-feature rows (hash tables and lists of nonzero classes,
+/// §4.1–4.2) and α as per-sample active lists: memory grows with nnz(X)·|𝒜_i|, never with d·K.
+///
+/// Stopping: at the end of every epoch the exact primal F(W) (the scores of every sample from
+/// the sparse rows) and the dual value D(α) = −μG(α) give the relative duality gap
+///     (F(W) − D(α)) / F(0),   F(0) = (1/n) Σ_i c_i [Y_i nonempty and not full],
+/// which is ≥ 0, equals 1 at α = 0, and stops the solve at `tol`; also `max_epochs`,
+/// `time_limit` (checked every 256 samples) and callbacks (core/callbacks.hpp). A callback that
+/// offers `const LinearModel<Scalar>* best_model()` and `const EpochReport& best_report()` (the
+/// held-out early stop, model/early_stopping.hpp — PD-Sparse's -h/-e) makes `fit` return its best
+/// model when it stops the solve; the status is then stopped_by_callback.
+///
+/// Post-solve (§4.3, `refit_l2`): once the gap reaches tol, the support of W is frozen and the
+/// same iterations minimise (1) without its λ term over W with that support (w = v on the
+/// support: the ℓ2-regularised problem on the selected features); the search keeps running, so
+/// the gap of that problem is exact. `objective` still reports (1), λ term included.
+///
+/// Warm start: α cannot be recovered from a primal model, so `fit(problem, initial)` starts
+/// from α = 0 with every active set seeded by the `warm_start_labels` negatives that violate
+/// the margin most under `initial`.
+///
+/// Policies: Loss must be CrammerSinger (loss/crammer_singer.hpp), Penalty L1 (λ, μ) or
+/// NoPenalty (λ = 0, μ); data must be CSR. Float and double, int32 and int64 indices; V, α
+/// and sums are accumulated in double. The model's labels are the class indices 0..K−1.
+///
+/// \code
+///   #include <sparsemc/loss/crammer_singer.hpp>
+///   #include <sparsemc/penalty/l1.hpp>
+///   #include <sparsemc/solver/fcbcfw/fcbcfw.hpp>
+///   auto data = sparsemc::io::read_libsvm<double>("sector.scale");
+///   const double n = data.n_samples(), C = 1.0;                  // PD-Sparse's -c 1 -l 0.1
+///   sparsemc::FCBCFW<sparsemc::CrammerSinger, sparsemc::L1> solver(
+///       {}, {.lambda = 0.1 / (C * n), .mu = 1 / (C * n)}, {.tol = 1e-3});
+///   auto result = solver.fit(data.problem<Eigen::RowMajor>());
+///   std::cout << result.info.objective << " " << result.model.nnz() << "\n";
+/// \endcode
+template <class Loss, class Penalty>
+class FCBCFW {
+  static_assert(Loss::name == std::string_view("crammer-singer"),
+                "FCBCFW solves the Crammer-Singer / separation ranking loss only (PD-Sparse eq. 2-3): "
+                "use FCBCFW<CrammerSinger, L1>.");
+  static_assert(Penalty::name == std::string_view("l1") || Penalty::name == std::string_view("none"),
+                "FCBCFW solves the elastic net lambda*|W|_1 + mu/2*|W|^2 only: the penalty must be L1 "
+                "(or NoPenalty for lambda = 0), with mu > 0.");
+
+ public:
+  struct Options {
+    /// Stop when the relative duality gap (F(W) − D(α))/F(0) ≤ tol (exact, end of every epoch).
+    double tol = 1e-3;
+    /// At most this many passes over the samples (the refit's epochs included).
+    std::int64_t max_epochs = 1000;
+    /// Wall-clock budget in seconds, checked every 256 samples; 0 = none.
+    double time_limit = 0.0;
+    /// Seeds the sample order, the hash permutation π, ties at score 0 and the sampling (24)–(25).
+    std::uint64_t seed = 0;
+    /// Must stay false: the dual (14) has no intercept (append a bias feature instead).
+    bool fit_intercept = false;
+    /// Print one line per epoch to std::cerr.
+    bool verbose = false;
+    /// Greedy search (20), or the bi-stochastic approximation (24)–(25) of §3.2.
+    FcbcfwSearch search = FcbcfwSearch::automatic;
+    /// ν of (24): the number of random class partitions of the bi-stochastic search (paper: 3).
+    int class_partitions = 3;
+    /// d_i/d̃_i of (25), ≥ 1: features sampled per search; 0 = §4.4's rule
+    /// ⌈min(5DK/(C·nnz(X)·log K), nnz(X)/(5n))⌉ with C = 1/(μn).
+    double speedup = 0.0;
+    /// §4.3: after convergence, re-solve without the ℓ1 term on the selected support.
+    bool refit_l2 = false;
+    /// Warm start: negatives per sample seeded into 𝒜_i from the initial model's scores.
+    int warm_start_labels = 10;
+
+    /// Throws std::invalid_argument naming the first bad field.
+    void validate() const {
+      detail::require_positive("tol", tol);
+      detail::require_positive("max_epochs", max_epochs);
+      detail::require_nonnegative("time_limit", time_limit);
+      detail::require_finite("time_limit", time_limit);
+      if (fit_intercept)
+        detail::fail_option("fit_intercept", "false for fcbcfw (the dual has no intercept; add a bias feature)", "true");
+      if (class_partitions < 1) detail::fail_option("class_partitions", ">= 1", class_partitions);
+      if (!(speedup == 0.0 || speedup >= 1.0) || !std::isfinite(speedup))
+        detail::fail_option("speedup", "0 (automatic) or >= 1", speedup);
+      detail::require_nonnegative("warm_start_labels", warm_start_labels);
+    }
+  };
+
+  /// Validates the options and the penalty (μ > 0 finite, λ ≥ 0 finite).
+  explicit FCBCFW(Loss loss = {}, Penalty penalty = {}, Options options = {})
+      : loss_(loss), penalty_(penalty), options_(options) {
+    options_.validate();
+    if (!(penalty_.mu > 0.0) || !std::isfinite(penalty_.mu))
+      detail::fail_option("mu", "> 0 and finite for fcbcfw (the dual needs the ridge term)", penalty_.mu);
+    if (!(lambda() >= 0.0) || !std::isfinite(lambda())) detail::fail_option("lambda", ">= 0 and finite", lambda());
+  }
+
+  [[nodiscard]] const Options& options() const noexcept { return options_; }
+  [[nodiscard]] const Penalty& penalty() const noexcept { return penalty_; }
+  [[nodiscard]] const Loss& loss() const noexcept { return loss_; }
+  /// λ of (1) (0 for NoPenalty).
+  [[nodiscard]] double lambda() const noexcept {
+    if constexpr (Penalty::name == std::string_view("none")) return 0.0;
+    else return static_cast<double>(penalty_.lambda);
+  }
+
+  /// Solves (1) on a CSR problem; returns W and α in sparse form (see FcbcfwSolution).
+  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
+  FcbcfwSolution<Scalar> solve(const CsrProblem<Scalar, Index>& problem, Callbacks&&... callbacks) const {
+    auto [engine, info] = run(problem, nullptr, callbacks...);
+    FcbcfwSolution<Scalar> out;
+    out.n_features = static_cast<std::int64_t>(problem.n_features());
+    out.n_classes = problem.n_classes();
+    engine.export_weights(out.weight_ptr, out.weight_class, out.weight);
+    engine.export_dual(out.dual_ptr, out.dual_class, out.dual);
+    out.info = info;
+    out.provenance = provenance(info.status);
+    notify_end(info, callbacks...);
+    return out;
+  }
+
+  /// Solves (1) and returns the model and the information block.
+  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
+    requires(!std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> && ...)  // that is a warm start
+  Result<Scalar> fit(const CsrProblem<Scalar, Index>& problem, Callbacks&&... callbacks) const {
+    return fit_from(problem, nullptr, callbacks...);
+  }
+
+  /// Warm start from `initial` (seeds the active sets; see the class comment).
+  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
+  Result<Scalar> fit(const CsrProblem<Scalar, Index>& problem, const LinearModel<Scalar>& initial,
+                     Callbacks&&... callbacks) const {
+    return fit_from(problem, &initial, callbacks...);
+  }
+
+  /// A CSC problem is a compile-time error: the method walks samples.
+  template <RealScalar Scalar, StorageIndex Index, class... Rest>
+  void fit(const CscProblem<Scalar, Index>&, Rest&&...) const {
+    static_assert(sizeof(Scalar) == 0,
+                  "FCBCFW walks samples: pass a CsrProblem (Dataset::problem<Eigen::RowMajor>()).");
+  }
+
+ private:
+  template <RealScalar Scalar, StorageIndex Index>
+  struct Run {
+    detail::fcbcfw::Engine<Scalar, Index> engine;
+    SolverInfo info;
+  };
+
+  [[nodiscard]] ModelProvenance provenance(Status status) const {
+    ModelProvenance p;
+    p.loss = std::string(Loss::name);
+    p.penalty = std::string(Penalty::name);
+    p.solver = "fcbcfw";
+    p.lambda = lambda();
+    p.mu = static_cast<double>(penalty_.mu);
+    p.status = std::string(to_string(status));
+    return p;
+  }
+
+  /// The options resolved for a problem (search mode, ν, the speed-up rate of §4.4).
+  template <RealScalar Scalar, StorageIndex Index>
+  [[nodiscard]] detail::fcbcfw::Settings settings(const CsrProblem<Scalar, Index>& problem) const {
+    detail::fcbcfw::Settings s;
+    s.lambda = lambda();
+    s.mu = static_cast<double>(penalty_.mu);
+    s.tol = options_.tol;
+    s.max_epochs = options_.max_epochs;
+    s.time_limit = options_.time_limit;
+    s.seed = options_.seed;
+    const double K = problem.n_classes();
+    s.bi_stochastic = options_.search == FcbcfwSearch::bi_stochastic ||
+                      (options_.search == FcbcfwSearch::automatic && K >= 1000);
+    s.n_parts = static_cast<int>(std::min<double>(options_.class_partitions, K));
+    s.speedup = options_.speedup;
+    if (s.speedup == 0.0) {
+      const double n = problem.n_samples(), D = problem.n_features();
+      const double nnz = std::max<double>(static_cast<double>(problem.X.nnz()), 1.0);
+      const double C = 1.0 / (s.mu * n);
+      const double rate = std::min(5.0 * D * K / (C * nnz * std::log(std::max(K, 2.0))), nnz / (5.0 * n));
+      s.speedup = std::max(1.0, std::ceil(rate));
+    }
+    s.refit_l2 = options_.refit_l2;
+    s.warm_start_labels = options_.warm_start_labels;
+    return s;
+  }
+
+  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
+  Run<Scalar, Index> run(const CsrProblem<Scalar, Index>& problem, const std::type_identity_t<LinearModel<Scalar>>* initial,
+                         Callbacks&... callbacks) const {
+    problem.validate();
+    if (initial != nullptr &&
+        (initial->n_features() != static_cast<std::int64_t>(problem.n_features()) ||
+         initial->n_classes() != problem.n_classes()))
+      throw std::invalid_argument("FCBCFW: the initial model has " + std::to_string(initial->n_features()) +
+                                  " features and " + std::to_string(initial->n_classes()) +
+                                  " classes; the problem has " + std::to_string(problem.n_features()) + " and " +
+                                  std::to_string(problem.n_classes()));
+    Run<Scalar, Index> r{detail::fcbcfw::Engine<Scalar, Index>(problem, settings(problem)), {}};
+    if (initial != nullptr) r.engine.seed_active_sets(*initial);
+    notify_begin(callbacks...);
+    r.info = r.engine.run([&](const EpochReport& report) {
+      if (options_.verbose)
+        std::cerr << "fcbcfw epoch " << report.epoch << "  objective " << report.objective << "  gap "
+                  << report.measure << "  nnz_rows " << report.nnz_rows << "  t " << report.seconds << "s\n";
+      return notify_end_epoch(
+          report,
+          [&] {
+            auto m = r.engine.model();
+            m.provenance() = provenance(Status::max_iter);
+            m.provenance().status.clear();  // unknown until the solve ends
+            return m;
+          },
+          callbacks...);
+    });
+    return r;
+  }
+
+  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
+  Result<Scalar> fit_from(const CsrProblem<Scalar, Index>& problem, const std::type_identity_t<LinearModel<Scalar>>* initial,
+                          Callbacks&... callbacks) const {
+    auto [engine, info] = run(problem, initial, callbacks...);
+    Result<Scalar> result{engine.model(), info};
+    if (info.status == Status::stopped_by_callback) {
+      // The held-out early stop returns its best model (PD-Sparse's -h/-e behaviour).
+      auto take_best = [&](auto& cb) {
+        if constexpr (requires { { cb.best_model() } -> std::convertible_to<const LinearModel<Scalar>*>; cb.best_report(); }) {
+          if (const LinearModel<Scalar>* best = cb.best_model()) {
+            result.model = *best;
+            const EpochReport& report = cb.best_report();
+            result.info.objective = report.objective;
+            result.info.measure = report.measure;
+          }
+        }
+      };
+      (take_best(callbacks), ...);
+      static_cast<void>(take_best);  // no callbacks: nothing to look at
+    }
+    result.info.nnz = result.model.nnz();
+    result.info.nnz_rows = result.model.nnz_rows();
+    result.model.provenance() = provenance(result.info.status);
+    notify_end(result.info, callbacks...);
+    return result;
+  }
+
+  Loss loss_;
+  Penalty penalty_;
+  Options options_;
+};
+
+}  // namespace sparsemc

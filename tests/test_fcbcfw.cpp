@@ -1,0 +1,692 @@
+// FCBCFW (PD-Sparse Algorithm 1): optimality of the returned model, checked independently of
+// the solver — dense primal and dual recomputed here, a brute-force dual solver, directional
+// derivatives of the primal, LIBLINEAR -s 4 on dna, multilabel data, reproducibility, options.
+#include <catch2/catch.hpp>
+
+#include <sparsemc/core/callbacks.hpp>
+#include <sparsemc/core/rng.hpp>
+#include <sparsemc/data/dataset.hpp>
+#include <sparsemc/loss/crammer_singer.hpp>
+#include <sparsemc/model/early_stopping.hpp>
+#include <sparsemc/penalty/l1.hpp>
+#include <sparsemc/penalty/none.hpp>
+#include <sparsemc/solver/fcbcfw/fcbcfw.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <unistd.h>
+
+using namespace sparsemc;
+
+namespace {
+
+using Solver = FCBCFW<CrammerSinger, L1>;
+using Dense = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+
+// ---------------------------------------------------------------------------------------------
+// Data: a minimal LIBSVM text reader (labels "l" or "l1,l2"), and generators.
+
+template <class Scalar, class Index = std::int32_t>
+Dataset<Scalar, Index> read_text(const std::string& path, std::int64_t n_features = 0,
+                                 const LabelEncoder* labels = nullptr) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::vector<Eigen::Triplet<Scalar, Index>> triplets;
+  std::vector<std::vector<Label>> label_lists;
+  std::string line;
+  Index row = 0;
+  std::int64_t d = n_features;
+  while (std::getline(in, line)) {
+    std::istringstream tokens(line);
+    std::vector<Label> ys;
+    if (!line.empty() && line[0] != ' ') {
+      std::string field;
+      tokens >> field;
+      std::istringstream parts(field);
+      for (std::string part; std::getline(parts, part, ',');) ys.push_back(std::stoll(part));
+    }
+    for (std::string pair; tokens >> pair;) {
+      const auto colon = pair.find(':');
+      const std::int64_t j = std::stoll(pair.substr(0, colon)) - 1;
+      if (n_features > 0 && j >= n_features) continue;
+      d = std::max(d, j + 1);
+      triplets.emplace_back(row, static_cast<Index>(j), static_cast<Scalar>(std::stod(pair.substr(colon + 1))));
+    }
+    label_lists.push_back(std::move(ys));
+    ++row;
+  }
+  CsrMatrix<Scalar, Index> X(row, static_cast<Index>(d));
+  X.setFromTriplets(triplets.begin(), triplets.end());
+  X.makeCompressed();
+  LabelEncoder encoder = labels ? *labels : LabelEncoder{};
+  if (!labels)
+    for (const auto& ys : label_lists) encoder.fit(ys);
+  LabelSets sets(encoder.size());
+  for (const auto& ys : label_lists) {
+    std::vector<ClassIndex> classes;
+    for (Label l : ys)
+      if (encoder.contains(l)) classes.push_back(encoder.index_of(l));
+    sets.push_back(classes);
+  }
+  return Dataset<Scalar, Index>(std::move(X), std::move(sets), std::move(encoder));
+}
+
+// n samples, d features, K classes; each class has a few prototype features, each sample draws
+// most of its `per_row` features from its classes' prototypes (plus noise features). With
+// `labels_per_sample` > 1 a multilabel problem.
+template <class Scalar, class Index = std::int32_t>
+Dataset<Scalar, Index> generate(Index n, Index d, ClassIndex K, int per_row, int labels_per_sample,
+                                std::uint64_t seed) {
+  Rng rng(seed);
+  const int proto = 4;
+  std::vector<Index> prototypes(static_cast<std::size_t>(K) * proto);
+  for (auto& j : prototypes) j = static_cast<Index>(uniform_index(rng, static_cast<std::uint64_t>(d)));
+  std::vector<Eigen::Triplet<Scalar, Index>> triplets;
+  LabelSets sets(K);
+  std::vector<Label> all(static_cast<std::size_t>(K));
+  std::iota(all.begin(), all.end(), Label{0});
+  for (Index i = 0; i < n; ++i) {
+    std::vector<ClassIndex> classes;
+    const int m = labels_per_sample == 1 ? 1 : 1 + static_cast<int>(uniform_index(rng, static_cast<std::uint64_t>(labels_per_sample)));
+    for (int r = 0; r < m; ++r) classes.push_back(static_cast<ClassIndex>(uniform_index(rng, static_cast<std::uint64_t>(K))));
+    std::vector<Index> cols;
+    for (int f = 0; f < per_row; ++f) {
+      if (uniform_real(rng) < 0.7) {
+        const ClassIndex k = classes[uniform_index(rng, classes.size())];
+        cols.push_back(prototypes[static_cast<std::size_t>(k) * proto + uniform_index(rng, proto)]);
+      } else {
+        cols.push_back(static_cast<Index>(uniform_index(rng, static_cast<std::uint64_t>(d))));
+      }
+    }
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (Index j : cols) triplets.emplace_back(i, j, static_cast<Scalar>(0.2 + uniform_real(rng)));
+    sets.push_back(classes);
+  }
+  CsrMatrix<Scalar, Index> X(n, d);
+  X.setFromTriplets(triplets.begin(), triplets.end());
+  X.makeCompressed();
+  return Dataset<Scalar, Index>(std::move(X), std::move(sets), LabelEncoder(all));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Independent dense evaluation of objective (1) and of the dual (14) in (1)'s scale.
+
+template <class Scalar, class Index>
+Dense dense_X(const CsrView<Scalar, Index>& X) {
+  Dense D = Dense::Zero(X.rows(), X.cols());
+  for (Index i = 0; i < X.rows(); ++i)
+    for (auto [j, v] : X.outer(i)) D(i, j) = static_cast<double>(v);
+  return D;
+}
+
+// ℓ_i = (1 + max_{n∉Y} s_n − min_{p∈Y} s_p)_+, 0 for an empty or full Y.
+double separation_loss(const Eigen::Ref<const Eigen::RowVectorXd>& s, std::span<const ClassIndex> Y) {
+  const auto K = static_cast<std::size_t>(s.size());
+  if (Y.empty() || Y.size() == K) return 0.0;
+  double hi = -std::numeric_limits<double>::infinity(), lo = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < K; ++k) {
+    const bool positive = std::find(Y.begin(), Y.end(), static_cast<ClassIndex>(k)) != Y.end();
+    if (positive) lo = std::min(lo, s[static_cast<Eigen::Index>(k)]);
+    else hi = std::max(hi, s[static_cast<Eigen::Index>(k)]);
+  }
+  return std::max(0.0, 1.0 + hi - lo);
+}
+
+struct Instance {
+  Dense X;                      // n × d
+  LabelView y;
+  std::vector<double> cost;     // c_i
+  double lambda = 0, mu = 1;
+  [[nodiscard]] std::size_t n() const { return static_cast<std::size_t>(X.rows()); }
+  [[nodiscard]] Eigen::Index K() const { return y.n_classes(); }
+
+  [[nodiscard]] double primal(const Dense& W) const {
+    const Dense S = X * W;
+    double loss = 0;
+    for (std::size_t i = 0; i < n(); ++i) loss += cost[i] * separation_loss(S.row(static_cast<Eigen::Index>(i)), y[i]);
+    return loss / static_cast<double>(n()) + lambda * W.cwiseAbs().sum() + 0.5 * mu * W.squaredNorm();
+  }
+  [[nodiscard]] double f0() const { return primal(Dense::Zero(X.cols(), K())); }
+  [[nodiscard]] Dense prox_of(const Dense& V) const {  // S_{λ/μ}(V)
+    const double tau = lambda / mu;
+    return V.unaryExpr([tau](double v) { return v > tau ? v - tau : (v < -tau ? v + tau : 0.0); });
+  }
+  // D(α) = −μ(½‖S(Xᵀα)‖² + Σ_i Σ_{k∉Y_i} α_ik) for a dense n × K α (PD-Sparse's scale).
+  [[nodiscard]] double dual(const Dense& A) const {
+    const Dense W = prox_of(X.transpose() * A);
+    double linear = 0;
+    for (std::size_t i = 0; i < n(); ++i)
+      for (Eigen::Index k = 0; k < K(); ++k)
+        if (std::find(y[i].begin(), y[i].end(), static_cast<ClassIndex>(k)) == y[i].end())
+          linear += A(static_cast<Eigen::Index>(i), k);
+    return -mu * (0.5 * W.squaredNorm() + linear);
+  }
+  // Largest violation of α^i ∈ 𝒞_i (16), bound C_i = c_i/(μn); 0 when feasible.
+  [[nodiscard]] double infeasibility(const Dense& A) const {
+    double worst = 0;
+    for (std::size_t i = 0; i < n(); ++i) {
+      const double bound = (y[i].empty() || static_cast<Eigen::Index>(y[i].size()) == K())
+                               ? 0.0 : cost[i] / (mu * static_cast<double>(n()));
+      double pos = 0, neg = 0;
+      for (Eigen::Index k = 0; k < K(); ++k) {
+        const double a = A(static_cast<Eigen::Index>(i), k);
+        const bool positive = std::find(y[i].begin(), y[i].end(), static_cast<ClassIndex>(k)) != y[i].end();
+        if (positive) { worst = std::max(worst, -a); pos += a; }
+        else { worst = std::max(worst, a); neg -= a; }
+      }
+      worst = std::max({worst, std::abs(pos - neg), pos - bound});
+    }
+    return worst;
+  }
+};
+
+template <class Scalar, class Index>
+Instance instance(const Dataset<Scalar, Index>& data, double lambda, double mu) {
+  Instance in{dense_X(data.csr()), data.labels().view(), {}, lambda, mu};
+  in.cost.assign(in.n(), 1.0);
+  for (std::size_t i = 0; i < data.costs().size(); ++i) in.cost[i] = static_cast<double>(data.costs()[i]);
+  return in;
+}
+
+template <class Scalar>
+Dense dense_W(const FcbcfwSolution<Scalar>& s) {
+  Dense W = Dense::Zero(s.n_features, s.n_classes);
+  for (std::int64_t j = 0; j < s.n_features; ++j)
+    for (auto p = s.weight_ptr[static_cast<std::size_t>(j)]; p < s.weight_ptr[static_cast<std::size_t>(j) + 1]; ++p)
+      W(j, s.weight_class[static_cast<std::size_t>(p)]) = static_cast<double>(s.weight[static_cast<std::size_t>(p)]);
+  return W;
+}
+
+template <class Scalar>
+Dense dense_alpha(const FcbcfwSolution<Scalar>& s, std::size_t n) {
+  Dense A = Dense::Zero(static_cast<Eigen::Index>(n), s.n_classes);
+  for (std::size_t i = 0; i < n; ++i)
+    for (auto p = s.dual_ptr[i]; p < s.dual_ptr[i + 1]; ++p)
+      A(static_cast<Eigen::Index>(i), s.dual_class[static_cast<std::size_t>(p)]) = s.dual[static_cast<std::size_t>(p)];
+  return A;
+}
+
+// The gap of a solve, recomputed here: dense primal at W, dense dual at α, feasibility of α.
+template <class Scalar>
+void check_solution(const Instance& in, const FcbcfwSolution<Scalar>& s, double tol, double objective_rel) {
+  const Dense W = dense_W(s);
+  const Dense A = dense_alpha(s, in.n());
+  const double F = in.primal(W), D = in.dual(A), f0 = in.f0();
+  INFO("F " << F << " D " << D << " F0 " << f0 << " reported F " << s.info.objective << " gap " << s.info.measure);
+  CHECK(in.infeasibility(A) <= 1e-9 * (1.0 + A.cwiseAbs().maxCoeff()));
+  CHECK(std::abs(F - s.info.objective) <= objective_rel * std::max(F, 1e-12));
+  CHECK((F - D) / f0 <= tol * 1.01 + objective_rel);
+  CHECK((F - D) / f0 >= -objective_rel);  // weak duality
+  CHECK(s.info.measure <= tol);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Brute force: accelerated projected gradient on the dual (14) with projections by sorting.
+
+std::vector<double> simplex_by_sorting(std::vector<double> v, double mass) {
+  if (mass <= 0) return std::vector<double>(v.size(), 0.0);
+  std::vector<double> u = v;
+  std::sort(u.begin(), u.end(), std::greater<>());
+  double sum = 0, theta = 0;
+  for (std::size_t k = 0; k < u.size(); ++k) {
+    sum += u[k];
+    const double t = (sum - mass) / static_cast<double>(k + 1);
+    if (u[k] - t > 0) theta = t;
+  }
+  for (double& x : v) x = std::max(x - theta, 0.0);
+  return v;
+}
+
+// Projection of a (one sample's K values) onto 𝒞_i: for a fixed mass t the negatives and the
+// positives project separately onto simplices of mass t; t ∈ [0, C] by golden-section search.
+std::vector<double> project_dual_block(const std::vector<double>& a, std::span<const ClassIndex> Y, double C) {
+  const std::size_t K = a.size();
+  std::vector<std::size_t> P, N;
+  for (std::size_t k = 0; k < K; ++k)
+    (std::find(Y.begin(), Y.end(), static_cast<ClassIndex>(k)) != Y.end() ? P : N).push_back(k);
+  std::vector<double> out(K, 0.0);
+  if (P.empty() || N.empty() || C <= 0) return out;
+  std::vector<double> b(N.size()), c(P.size());
+  for (std::size_t r = 0; r < N.size(); ++r) b[r] = -a[N[r]];
+  for (std::size_t r = 0; r < P.size(); ++r) c[r] = a[P[r]];
+  auto cost = [&](double t) {
+    const auto x = simplex_by_sorting(b, t), y = simplex_by_sorting(c, t);
+    double v = 0;
+    for (std::size_t r = 0; r < b.size(); ++r) v += (x[r] - b[r]) * (x[r] - b[r]);
+    for (std::size_t r = 0; r < c.size(); ++r) v += (y[r] - c[r]) * (y[r] - c[r]);
+    return v;
+  };
+  double lo = 0, hi = C;
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  for (int it = 0; it < 200 && hi - lo > 1e-15 * (1 + C); ++it) {
+    const double m1 = hi - g * (hi - lo), m2 = lo + g * (hi - lo);
+    if (cost(m1) <= cost(m2)) hi = m2;
+    else lo = m1;
+  }
+  const double t = 0.5 * (lo + hi);
+  const auto x = simplex_by_sorting(b, t), y = simplex_by_sorting(c, t);
+  for (std::size_t r = 0; r < N.size(); ++r) out[N[r]] = -x[r];
+  for (std::size_t r = 0; r < P.size(); ++r) out[P[r]] = y[r];
+  return out;
+}
+
+Dense brute_force_dual(const Instance& in, int iterations) {
+  const Eigen::Index n = in.X.rows(), K = in.K();
+  const double L = in.X.squaredNorm();  // ≥ ‖X‖₂², the Lipschitz constant of ∇G
+  Dense A = Dense::Zero(n, K), prev = A, Z = A;
+  double t = 1;
+  for (int it = 0; it < iterations; ++it) {
+    const Dense W = in.prox_of(in.X.transpose() * Z);
+    Dense grad = in.X * W;  // ∇_{α^i} G = Wᵀx_i + e_i
+    for (Eigen::Index i = 0; i < n; ++i)
+      for (Eigen::Index k = 0; k < K; ++k)
+        if (std::find(in.y[static_cast<std::size_t>(i)].begin(), in.y[static_cast<std::size_t>(i)].end(),
+                      static_cast<ClassIndex>(k)) == in.y[static_cast<std::size_t>(i)].end())
+          grad(i, k) += 1.0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      std::vector<double> a(static_cast<std::size_t>(K));
+      for (Eigen::Index k = 0; k < K; ++k) a[static_cast<std::size_t>(k)] = Z(i, k) - grad(i, k) / L;
+      const double C = in.cost[static_cast<std::size_t>(i)] / (in.mu * static_cast<double>(n));
+      const auto p = project_dual_block(a, in.y[static_cast<std::size_t>(i)], C);
+      for (Eigen::Index k = 0; k < K; ++k) A(i, k) = p[static_cast<std::size_t>(k)];
+    }
+    const double t_next = (1 + std::sqrt(1 + 4 * t * t)) / 2;
+    Z = A + ((t - 1) / t_next) * (A - prev);
+    prev = A;
+    t = t_next;
+  }
+  return A;
+}
+
+// Probes the one-sided directional derivatives F'(W; D) by difference quotients along every
+// coordinate direction ±e_jk and random directions: 0 ∈ ∂F(W) iff F'(W; D) ≥ 0 for all D.
+double worst_difference_quotient(const Instance& in, const Dense& W, double step, std::uint64_t seed) {
+  const double F = in.primal(W);
+  double worst = std::numeric_limits<double>::infinity();
+  Dense D = Dense::Zero(W.rows(), W.cols());
+  for (Eigen::Index j = 0; j < W.rows(); ++j)
+    for (Eigen::Index k = 0; k < W.cols(); ++k)
+      for (double sign : {-1.0, 1.0}) {
+        D.setZero();
+        D(j, k) = sign;
+        worst = std::min(worst, (in.primal(W + step * D) - F) / step);
+      }
+  Rng rng(seed);
+  for (int r = 0; r < 200; ++r) {
+    for (Eigen::Index j = 0; j < W.rows(); ++j)
+      for (Eigen::Index k = 0; k < W.cols(); ++k) D(j, k) = uniform_real(rng) - 0.5;
+    D /= D.norm();
+    worst = std::min(worst, (in.primal(W + step * D) - F) / step);
+  }
+  return worst;
+}
+
+// ---------------------------------------------------------------------------------------------
+// LIBLINEAR: run `liblinear-train -s 4` and read W back from its model file.
+
+bool have_liblinear() { return std::system("command -v liblinear-train > /dev/null 2>&1") == 0; }
+
+// Returns W (d × K) with columns in the order of `encoder`'s classes.
+Dense read_liblinear_model(const std::string& path, const LabelEncoder& encoder, Eigen::Index d) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::string key;
+  std::vector<Label> labels;
+  int nr_class = 0;
+  while (in >> key && key != "w") {
+    if (key == "nr_class") in >> nr_class;
+    else if (key == "label") {
+      labels.resize(static_cast<std::size_t>(nr_class));
+      for (auto& l : labels) in >> l;
+    } else {
+      std::string rest;
+      std::getline(in, rest);
+    }
+  }
+  Dense W = Dense::Zero(d, encoder.size());
+  for (Eigen::Index j = 0; j < d; ++j)
+    for (int k = 0; k < nr_class; ++k) in >> W(j, encoder.index_of(labels[static_cast<std::size_t>(k)]));
+  REQUIRE(in.good());
+  return W;
+}
+
+template <class Scalar, class Index>
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          (name + "_" + std::to_string(sizeof(Scalar)) + std::to_string(sizeof(Index)) + "_" +
+           std::to_string(::getpid())))
+      .string();
+}
+
+}  // namespace
+
+using ScalarIndexPairs = std::tuple<std::tuple<float, std::int32_t>, std::tuple<float, std::int64_t>,
+                                    std::tuple<double, std::int32_t>, std::tuple<double, std::int64_t>>;
+
+TEMPLATE_LIST_TEST_CASE("fcbcfw: the duality gap at the returned model is below tol (recomputed densely)",
+                        "[fcbcfw]", ScalarIndexPairs) {
+  using Scalar = std::tuple_element_t<0, TestType>;
+  using Index = std::tuple_element_t<1, TestType>;
+  constexpr bool is_double = std::is_same_v<Scalar, double>;
+  const double tol = is_double ? 1e-6 : 1e-4;
+  const double rel = is_double ? 1e-9 : 2e-5;  // float: W is rounded to float once
+  for (const int labels_per_sample : {1, 3}) {
+    const auto data = generate<Scalar, Index>(120, 60, 7, 8, labels_per_sample, 11 + labels_per_sample);
+    const double n = 120, mu = 1.0 / (0.5 * n);
+    for (const double lambda : {0.0, 0.05 * mu, 0.5 * mu}) {
+      INFO("labels/sample " << labels_per_sample << " lambda " << lambda);
+      const Solver solver({}, {.lambda = lambda, .mu = mu}, {.tol = tol, .max_epochs = 20000, .seed = 3});
+      const auto s = solver.solve(data.template problem<Eigen::RowMajor>());
+      REQUIRE(s.info.status == Status::converged);
+      CHECK(s.info.measure_name == "duality_gap");
+      check_solution(instance(data, lambda, mu), s, tol, rel);
+      // fit() returns the same W as a LinearModel, with provenance.
+      const auto r = solver.fit(data.template problem<Eigen::RowMajor>());
+      CHECK(r.model.dense().template cast<double>() == dense_W(s));
+      CHECK(r.info.objective == s.info.objective);
+      CHECK(r.info.nnz == r.model.nnz());
+      CHECK(r.model.provenance().solver == "fcbcfw");
+      CHECK(r.model.provenance().loss == "crammer-singer");
+      CHECK(r.model.provenance().penalty == "l1");
+      CHECK(r.model.provenance().lambda == lambda);
+      CHECK(r.model.provenance().mu == mu);
+      CHECK(r.model.provenance().status == "converged");
+    }
+  }
+}
+
+TEST_CASE("fcbcfw: weighted samples and degenerate label sets", "[fcbcfw]") {
+  auto data = generate<double>(80, 30, 5, 6, 2, 5);
+  // Sample 0 with no class, sample 1 with every class, sample 2 with an empty row.
+  CsrMatrix<double> X = data.matrix();
+  for (CsrMatrix<double>::InnerIterator it(X, 2); it; ++it) it.valueRef() = 0;
+  X.prune(0.0);
+  LabelSets sets(5);
+  const auto y = data.labels().view();
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    if (i == 0) sets.push_back({});
+    else if (i == 1) sets.push_back(std::vector<ClassIndex>{0, 1, 2, 3, 4});
+    else sets.push_back(y[i]);
+  }
+  Dataset<double> weighted(std::move(X), std::move(sets), data.encoder());
+  std::vector<double> w(80);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.25 + static_cast<double>(i % 4);
+  w[5] = 0;
+  weighted.set_sample_weights(w);
+  const double mu = 0.05, lambda = 0.002;
+  const Solver solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-7, .max_epochs = 50000});
+  const auto s = solver.solve(weighted.problem<Eigen::RowMajor>());
+  REQUIRE(s.info.status == Status::converged);
+  check_solution(instance(weighted, lambda, mu), s, 1e-7, 1e-9);
+  // No dual variable for the samples without a pair or with c_i = 0.
+  for (const std::size_t i : {0u, 1u, 5u}) CHECK(s.dual_ptr[i + 1] == s.dual_ptr[i]);
+}
+
+TEST_CASE("fcbcfw: one class, or no sample with a pair, is solved by W = 0", "[fcbcfw]") {
+  auto data = generate<double>(20, 10, 1, 4, 1, 2);
+  const auto s = Solver({}, {.lambda = 0.01, .mu = 0.1}).solve(data.problem<Eigen::RowMajor>());
+  CHECK(s.info.status == Status::converged);
+  CHECK(s.info.epochs == 1);
+  CHECK(s.info.objective == 0.0);
+  CHECK(s.weight.empty());
+}
+
+TEST_CASE("fcbcfw: optimal against a brute-force dual solver and by directional derivatives", "[fcbcfw]") {
+  const int iterations = sanitizer_run() ? 2000 : 8000;
+  for (const int labels_per_sample : {1, 2}) {
+    for (const double lambda : {0.0, 0.02}) {
+      const auto data = generate<double>(14, 6, 4, 3, labels_per_sample, 40 + labels_per_sample);
+      const double mu = 0.1;
+      INFO("labels/sample " << labels_per_sample << " lambda " << lambda);
+      const Instance in = instance(data, lambda, mu);
+      const auto s = Solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-12, .max_epochs = 200000})
+                         .solve(data.problem<Eigen::RowMajor>());
+      REQUIRE(s.info.status == Status::converged);
+      const Dense W = dense_W(s);
+      const double F = in.primal(W);
+      // The brute-force dual point is feasible, so D_brute ≤ F*: F − D_brute bounds F − F*
+      // without using anything the solver computed.
+      const Dense A = brute_force_dual(in, iterations);
+      REQUIRE(in.infeasibility(A) <= 1e-9);
+      const double D = in.dual(A);
+      CHECK(F - D >= -1e-12);
+      CHECK((F - D) / in.f0() <= (sanitizer_run() ? 1e-4 : 1e-7));
+      CHECK(F <= in.primal(in.prox_of(in.X.transpose() * A)) + 1e-12);
+      // KKT by directional derivatives: F(W + εD) − F(W) ≥ −(F − F*) ≥ −1e-12 for every D.
+      CHECK(worst_difference_quotient(in, W, 1e-6, 9) >= -1e-5);
+      // And W is not optimal for a perturbed λ (the check has teeth).
+      if (lambda > 0) {
+        Instance other = in;
+        other.lambda = 2 * lambda;
+        CHECK(worst_difference_quotient(other, W, 1e-6, 9) < -1e-3);
+      }
+    }
+  }
+}
+
+TEST_CASE("fcbcfw: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[fcbcfw][liblinear]") {
+  if (sanitizer_run()) {
+    WARN("SKIPPED: LIBLINEAR comparison is too long for a sanitizer run");
+    return;
+  }
+  if (!have_liblinear()) {
+    WARN("SKIPPED: liblinear-train is not installed (Debian package liblinear-tools)");
+    return;
+  }
+  const std::string train = std::string(SPARSEMC_REPO_DATA) + "/dna.scale";
+  const auto data = read_text<double>(train);
+  const double C = 0.1, n = static_cast<double>(data.n_samples()), mu = 1.0 / (C * n);
+  const std::string model = temp_path<double, int>("fcbcfw_dna_liblinear");
+  const std::string command = "liblinear-train -q -s 4 -c 0.1 -e 1e-6 " + train + " " + model;
+  REQUIRE(std::system(command.c_str()) == 0);
+  const Dense W_liblinear = read_liblinear_model(model, data.encoder(), data.n_features());
+  std::filesystem::remove(model);
+  const Instance in = instance(data, 0.0, mu);
+  const double F_liblinear = in.primal(W_liblinear);
+
+  const auto s = FCBCFW<CrammerSinger, NoPenalty>({}, {.mu = mu}, {.tol = 1e-6, .max_epochs = 20000})
+                     .solve(data.problem<Eigen::RowMajor>());
+  REQUIRE(s.info.status == Status::converged);
+  const double F = in.primal(dense_W(s));
+  INFO("F fcbcfw " << F << "  F liblinear " << F_liblinear);
+  CHECK(std::abs(F - s.info.objective) <= 1e-10 * F);
+  CHECK(std::abs(F - F_liblinear) <= 1e-4 * F_liblinear);
+  // Our dual value certifies that LIBLINEAR's W is not better than ours by more than the gap.
+  CHECK(F_liblinear >= in.dual(dense_alpha(s, in.n())) - 1e-12);
+}
+
+TEST_CASE("fcbcfw: multilabel bibtex converges and reports precision@k", "[fcbcfw][multilabel]") {
+  const std::string dir = std::string(SPARSEMC_SHARED_DATA) + "/multilabel/";
+  if (!std::filesystem::exists(dir + "bibtex.train")) {
+    WARN("SKIPPED: " << dir << "bibtex.train not found (shared data absent)");
+    return;
+  }
+  if (sanitizer_run()) {
+    WARN("SKIPPED: bibtex is too large for a sanitizer run");
+    return;
+  }
+  const auto train = read_text<float>(dir + "bibtex.train");
+  const auto test = read_text<float>(dir + "bibtex.test", train.n_features(), &train.encoder());
+  const double n = train.n_samples(), C = 1.0, lambda_pd = 0.1;  // PD-Sparse -c 1 -l 0.1
+  const double mu = 1.0 / (C * n), lambda = lambda_pd / (C * n);
+  const auto r = Solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-2, .max_epochs = 500})
+                     .fit(train.problem<Eigen::RowMajor>());
+  REQUIRE(r.info.status == Status::converged);
+  CHECK(r.info.measure <= 1e-2);
+  // precision@k on the test set.
+  const auto S = r.model.decision_function(test.csr());
+  const auto y = test.labels().view();
+  double p_at[6] = {0, 0, 0, 0, 0, 0};
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(S.cols()));
+  for (Eigen::Index i = 0; i < S.rows(); ++i) {
+    std::iota(order.begin(), order.end(), Eigen::Index{0});
+    std::partial_sort(order.begin(), order.begin() + 5, order.end(),
+                      [&](Eigen::Index a, Eigen::Index b) { return S(i, a) > S(i, b); });
+    int hits = 0;
+    for (int k = 1; k <= 5; ++k) {
+      const auto c = static_cast<ClassIndex>(order[static_cast<std::size_t>(k - 1)]);
+      hits += std::find(y[static_cast<std::size_t>(i)].begin(), y[static_cast<std::size_t>(i)].end(), c) !=
+              y[static_cast<std::size_t>(i)].end();
+      p_at[k] += static_cast<double>(hits) / k;
+    }
+  }
+  for (double& p : p_at) p /= static_cast<double>(S.rows());
+  WARN("bibtex (fcbcfw, C = 1, lambda' = 0.1): epochs " << r.info.epochs << ", gap " << r.info.measure
+                                                        << ", nnz " << r.info.nnz << ", P@1 " << p_at[1]
+                                                        << ", P@3 " << p_at[3] << ", P@5 " << p_at[5]);
+  CHECK(p_at[1] > 0.5);  // PD-Sparse reports 64.55% top-1 on bibtex
+}
+
+TEST_CASE("fcbcfw: reproducible for a seed", "[fcbcfw]") {
+  const auto data = generate<double>(150, 50, 9, 6, 1, 77);
+  const auto problem = data.problem<Eigen::RowMajor>();
+  for (const auto search : {FcbcfwSearch::exact, FcbcfwSearch::bi_stochastic}) {
+    const Solver solver({}, {.lambda = 0.001, .mu = 0.02}, {.tol = 1e-4, .seed = 5, .search = search});
+    const auto a = solver.solve(problem), b = solver.solve(problem);
+    CHECK(a.weight == b.weight);
+    CHECK(a.weight_class == b.weight_class);
+    CHECK(a.dual == b.dual);
+    CHECK(a.info.epochs == b.info.epochs);
+    CHECK(a.info.objective == b.info.objective);
+    const auto c = Solver({}, {.lambda = 0.001, .mu = 0.02}, {.tol = 1e-4, .seed = 6, .search = search}).solve(problem);
+    CHECK(c.dual != a.dual);
+    CHECK(std::abs(c.info.objective - a.info.objective) <= 2e-4 * a.info.objective);
+  }
+}
+
+TEST_CASE("fcbcfw: the bi-stochastic search converges to the same optimum", "[fcbcfw]") {
+  const auto data = generate<double>(200, 80, 12, 10, 1, 8);
+  const double mu = 0.01, lambda = 0.0005;
+  const auto problem = data.problem<Eigen::RowMajor>();
+  const auto exact = Solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-6, .max_epochs = 20000}).solve(problem);
+  for (const double speedup : {1.0, 3.0}) {
+    const auto s = Solver({}, {.lambda = lambda, .mu = mu},
+                          {.tol = 1e-6, .max_epochs = 50000, .search = FcbcfwSearch::bi_stochastic,
+                           .class_partitions = 3, .speedup = speedup})
+                       .solve(problem);
+    REQUIRE(s.info.status == Status::converged);
+    check_solution(instance(data, lambda, mu), s, 1e-6, 1e-9);
+    CHECK(std::abs(s.info.objective - exact.info.objective) <= 2e-6 * exact.info.objective);
+  }
+}
+
+TEST_CASE("fcbcfw: statuses, callbacks and the held-out early stop", "[fcbcfw]") {
+  const auto data = generate<double>(300, 100, 10, 8, 1, 21);
+  const auto heldout = generate<double>(200, 100, 10, 8, 1, 21);  // same prototypes (same seed)
+  const auto problem = data.problem<Eigen::RowMajor>();
+  const L1 penalty{.lambda = 1e-4, .mu = 1e-3};
+
+  const auto few = Solver({}, penalty, {.tol = 1e-9, .max_epochs = 2}).fit(problem);
+  CHECK(few.info.status == Status::max_iter);
+  CHECK(few.info.epochs == 2);
+  CHECK(few.model.provenance().status == "max_iter");
+
+  const auto timed = Solver({}, penalty, {.tol = 1e-12, .max_epochs = 1000000, .time_limit = 0.05}).fit(problem);
+  CHECK(timed.info.status == Status::time_limit);
+
+  History history;
+  struct StopAt3 {
+    bool end_epoch(const EpochReport& r) { return r.epoch == 3; }
+  } stop3;
+  const auto stopped = Solver({}, penalty, {.tol = 1e-9}).fit(problem, history, stop3);
+  CHECK(stopped.info.status == Status::stopped_by_callback);
+  REQUIRE(history.epochs.size() == 3);
+  CHECK(history.epochs.back().objective == stopped.info.objective);
+  CHECK(history.epochs.back().measure == stopped.info.measure);
+
+  HeldoutEarlyStop<double> early(heldout.csr(), heldout.labels().view(), 2);
+  const auto best = Solver({}, penalty, {.tol = 1e-12, .max_epochs = 300}).fit(problem, early);
+  REQUIRE(best.info.status == Status::stopped_by_callback);
+  REQUIRE(early.best_model() != nullptr);
+  CHECK(early.held_out_score(best.model) == early.best_score());
+  CHECK(best.info.objective == early.best_report().objective);
+  CHECK(best.info.measure == early.best_report().measure);
+  CHECK(early.scores().size() == static_cast<std::size_t>(best.info.epochs));
+  CHECK(early.best_score() == *std::max_element(early.scores().begin(), early.scores().end()));
+  CHECK(best.model.provenance().status == "stopped_by_callback");
+  // The returned objective is the exact (1) of the returned model.
+  const Instance in = instance(data, penalty.lambda, penalty.mu);
+  CHECK(std::abs(in.primal(best.model.dense()) - best.info.objective) <= 1e-10 * best.info.objective);
+}
+
+TEST_CASE("fcbcfw: l2 refit on the selected support (section 4.3)", "[fcbcfw]") {
+  const auto data = generate<double>(200, 80, 8, 8, 1, 33);
+  const double mu = 0.01, lambda = 0.002;
+  const auto problem = data.problem<Eigen::RowMajor>();
+  const auto plain = Solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-6, .max_epochs = 20000}).fit(problem);
+  const auto refit =
+      Solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-6, .max_epochs = 20000, .refit_l2 = true}).solve(problem);
+  REQUIRE(refit.info.status == Status::converged);
+  const Dense W0 = plain.model.dense(), W = dense_W(refit);
+  for (Eigen::Index j = 0; j < W.rows(); ++j)
+    for (Eigen::Index k = 0; k < W.cols(); ++k)
+      if (W(j, k) != 0) CHECK(W0(j, k) != 0);
+  // The refit solves min (1/n)Σℓ + μ/2‖W‖² over that support: its gap, recomputed here.
+  Instance ridge = instance(data, 0.0, mu);
+  const Dense A = dense_alpha(refit, ridge.n());
+  Dense V = ridge.X.transpose() * A;
+  for (Eigen::Index j = 0; j < V.rows(); ++j)
+    for (Eigen::Index k = 0; k < V.cols(); ++k)
+      if (W0(j, k) == 0) V(j, k) = 0;
+  double linear = 0;
+  for (std::size_t i = 0; i < ridge.n(); ++i)
+    for (auto p = refit.dual_ptr[i]; p < refit.dual_ptr[i + 1]; ++p)
+      if (refit.dual_class[static_cast<std::size_t>(p)] != data.labels().view().single(i)) linear += refit.dual[static_cast<std::size_t>(p)];
+  const double D = -mu * (0.5 * V.squaredNorm() + linear);
+  CHECK((ridge.primal(W) - D) / ridge.f0() <= 1.01e-6);
+  CHECK(refit.info.measure <= 1e-6);
+  // The reported objective is (1) with its λ term.
+  CHECK(std::abs(instance(data, lambda, mu).primal(W) - refit.info.objective) <= 1e-10 * refit.info.objective);
+}
+
+TEST_CASE("fcbcfw: warm start from a model", "[fcbcfw]") {
+  const auto data = generate<double>(200, 60, 10, 8, 1, 55);
+  const auto problem = data.problem<Eigen::RowMajor>();
+  const Solver solver({}, {.lambda = 0.0005, .mu = 0.01}, {.tol = 1e-5, .max_epochs = 20000});
+  const auto cold = solver.fit(problem);
+  const auto warm = solver.fit(problem, cold.model);
+  REQUIRE(warm.info.status == Status::converged);
+  CHECK(std::abs(warm.info.objective - cold.info.objective) <= 2e-5 * cold.info.objective);
+  CHECK(warm.info.epochs <= cold.info.epochs);
+  std::vector<Label> labels(10);
+  std::iota(labels.begin(), labels.end(), Label{0});
+  LinearModel<double> wrong(Dense::Zero(5, 10), {}, labels);  // 5 features instead of 60
+  CHECK_THROWS_AS(solver.fit(problem, wrong), std::invalid_argument);
+}
+
+TEST_CASE("fcbcfw: options are validated and name the field", "[fcbcfw]") {
+  using Options = Solver::Options;
+  const auto message = [](const Options& o, L1 p = {.lambda = 0, .mu = 1}) -> std::string {
+    try {
+      Solver({}, p, o);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK_THAT(message({.tol = 0}), Catch::Contains("tol"));
+  CHECK_THAT(message({.max_epochs = 0}), Catch::Contains("max_epochs"));
+  CHECK_THAT(message({.time_limit = -1}), Catch::Contains("time_limit"));
+  CHECK_THAT(message({.fit_intercept = true}), Catch::Contains("fit_intercept"));
+  CHECK_THAT(message({.class_partitions = 0}), Catch::Contains("class_partitions"));
+  CHECK_THAT(message({.speedup = 0.5}), Catch::Contains("speedup"));
+  CHECK_THAT(message({.warm_start_labels = -1}), Catch::Contains("warm_start_labels"));
+  CHECK_THAT(message({}, {.lambda = 0, .mu = 0}), Catch::Contains("mu"));
+  CHECK_THAT(message({}, {.lambda = -1, .mu = 1}), Catch::Contains("lambda"));
+  CHECK(message({}).empty());
+}
