@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""Exit statuses and messages of sparsemc-train / -predict / -eval.
+
+0 success (max_iter and time_limit included), 1 usage error naming the option and what it
+accepts, 2 bad input with `file:line:column: what`, 3 numerical failure; --help documents
+every flag with its default.
+"""
+
+import os
+import re
+
+from common import Checks, parse_args, run, run_json
+
+a = parse_args()
+t = Checks()
+train_file = os.path.join(a.data, "dna.scale")
+test_file = os.path.join(a.data, "dna.scale.t")
+model = os.path.join(a.work, "cli.model")
+quick = ["--max-epochs", "3"]
+
+
+def expect(cmd, status, stderr_patterns=(), what=None):
+    rc, out, err = run(cmd)
+    label = what or " ".join(os.path.basename(str(c)) for c in cmd[1:])
+    ok = t.check(rc == status, f"{label}: exit {status}", f"got {rc}; stderr: {err.strip()[:400]}")
+    for pattern in stderr_patterns:
+        t.check(re.search(pattern, err) is not None, f"{label}: stderr matches {pattern!r}", err.strip()[:400])
+    return rc, out, err
+
+
+# --- --help: exit 0, every flag listed, every option with its default ---------------------------
+train_flags = ["--loss", "--penalty", "--lambda", "--mu", "--solver", "--tol", "--max-epochs", "--time-limit",
+               "--seed", "--threads", "--bias", "--intercept", "--class-weight", "--zero-based", "--float",
+               "--model-format", "--test", "--verbose", "--json", "--path"]
+for tool, flags in [(a.train, train_flags), (a.predict, ["--json", "--top-k", "--zero-based"]),
+                    (a.eval, ["--loss", "--penalty", "--lambda", "--mu", "--json"])]:
+    rc, out, err = run([tool, "--help"])
+    name = os.path.basename(tool)
+    t.check(rc == 0, f"{name} --help exits 0", err)
+    for flag in flags:
+        t.check(re.search(r"^\s+" + re.escape(flag) + r"\b", out, re.M) is not None, f"{name} --help lists {flag}")
+    # Each option's entry (from its line to the next option line) states a default.
+    entries = re.split(r"\n(?=\s{2}-)", out.split("Options:", 1)[1].split("\n\n")[0])
+    for entry in entries:
+        if not entry.strip():
+            continue
+        first = entry.strip().split()[0]
+        if first.startswith("-h"):
+            continue
+        t.check("default" in entry, f"{name} --help: {first} states its default", entry)
+    t.check("Exit status" in out, f"{name} --help documents the exit statuses")
+rc, out, _ = run([a.train, "--help"])
+t.check("fista" in out and "auto" in out, "sparsemc-train --help lists the registered solvers")
+
+# --- 0: success, max_iter and time_limit are successes --------------------------------------------
+rc, obj, err = run_json([a.train, "--json", "--solver", "fista", "--max-epochs", "1", "--tol", "1e-12",
+                         train_file, model])
+t.check(rc == 0, "--max-epochs 1 exits 0", err)
+t.check(obj is not None and obj.get("status") == "max_iter", "--max-epochs 1 reports status max_iter", str(obj))
+rc, obj, err = run_json([a.train, "--json", "--time-limit", "1e-9", "--tol", "1e-12", train_file, model])
+t.check(rc == 0, "--time-limit exits 0", err)
+t.check(obj is not None and obj.get("status") in ("time_limit", "converged", "max_iter"),
+        "--time-limit reports a status", str(obj))
+expect([a.predict, test_file, model], 0)
+expect([a.eval, train_file, model], 0)
+
+# --- 1: usage errors name the option and what it accepts ------------------------------------------
+expect([a.train, "--bogus", train_file, model], 1, [r"--bogus"])
+expect([a.train, "--loss", "hinge", train_file, model], 1, [r"--loss", r"squared-hinge", r"crammer-singer"])
+expect([a.train, "--penalty", "l2", train_file, model], 1, [r"--penalty", r"l1l2"])
+expect([a.train, "--lambda", "abc", train_file, model], 1, [r"--lambda", r">= 0"])
+expect([a.train, "--lambda", "-1", train_file, model], 1, [r"--lambda", r">= 0"])
+expect([a.train, "--mu", "nan", train_file, model], 1, [r"--mu"])
+expect([a.train, "--tol", "0", train_file, model], 1, [r"--tol", r"> 0"])
+expect([a.train, "--max-epochs", "2.5", train_file, model], 1, [r"--max-epochs", r"integer"])
+expect([a.train, "--threads", "0", train_file, model], 1, [r"--threads"])
+expect([a.train, "--seed", "-3", train_file, model], 1, [r"--seed"])
+expect([a.train, "--time-limit", "-1", train_file, model], 1, [r"--time-limit"])
+expect([a.train, "--bias", "-2", train_file, model], 1, [r"--bias"])
+expect([a.train, "--model-format", "xml", train_file, model], 1, [r"--model-format", r"liblinear"])
+expect([a.train, "--solver", "newton", train_file, model], 1, [r"--solver", r"fista"])
+expect([a.train, "--solver", "fista", "--loss", "crammer-singer", train_file, model], 1,
+       [r"fista", r"crammer-singer", r"accepts", r"logistic"], "unsupported loss for a solver")
+expect([a.train, "--class-weight", "7:2", train_file, model], 1, [r"--class-weight", r"7"])
+expect([a.train, "--class-weight", "1=2", train_file, model], 1, [r"--class-weight", r"LABEL:W"])
+expect([a.train, "--path", "0", train_file, model], 1, [r"--path"])
+expect([a.train, "--path", "5:2", train_file, model], 1, [r"--path", r"RATIO"])
+expect([a.train, "--path", "3", "--lambda", "0.1", train_file, model], 1, [r"--path|--lambda"])
+expect([a.train, "--path", "3", "--penalty", "none", train_file, model], 1, [r"--path", r"none"])
+expect([a.train, train_file], 1, [r"MODEL"], "missing MODEL")
+expect([a.train, train_file, model, "extra"], 1, [r"extra"], "extra positional")
+expect([a.predict, "--top-k", "0", test_file, model], 1, [r"--top-k"])
+expect([a.predict, "--top-k", "4", test_file, model], 1, [r"--top-k", r"3"], "--top-k beyond K")
+expect([a.eval, "--loss", "hinge", train_file, model], 1, [r"--loss"])
+expect([a.eval, "--lambda", "x", train_file, model], 1, [r"--lambda"])
+expect([a.eval, train_file, model, "--class-weight", "9:1"], 1, [r"--class-weight"])
+
+# --- 2: bad input, file:line:column: what ----------------------------------------------------------
+bad = os.path.join(a.work, "bad.svm")
+with open(bad, "w") as f:
+    f.write("1 1:0.5 3:1\n2 2:1 x:2\n")
+expect([a.train, bad, model], 2, [re.escape(bad) + r":2:7: "], "non-numeric index")
+with open(bad, "w") as f:
+    f.write("1 1:0.5 3:1\n# comment\n2 4:1 2:2\n")
+expect([a.train, bad, model], 2, [re.escape(bad) + r":3:\d+: "], "decreasing indices")
+with open(bad, "w") as f:
+    f.write("1 1:0.5\n2 2:nan\n")
+expect([a.train, bad, model], 2, [re.escape(bad) + r":2:\d+: "], "NaN value")
+with open(bad, "w") as f:
+    f.write("1 1:0.5\n2 200:1\n")
+expect([a.train, "--test", bad, train_file, model], 2, [re.escape(bad) + r":2:\d+: "],
+       "test feature beyond the training dimension")
+expect([a.predict, bad, model], 2, [re.escape(bad) + r":2:\d+: "], "predict: test feature beyond the model")
+missing = os.path.join(a.work, "does-not-exist.svm")
+expect([a.train, missing, model], 2, [re.escape(missing)], "missing data file")
+expect([a.predict, test_file, missing], 2, [re.escape(missing)], "missing model file")
+bad_model = os.path.join(a.work, "bad.model")
+with open(model) as f:
+    lines = f.read().split("\n")
+lines[2] = "n_features many"
+with open(bad_model, "w") as f:
+    f.write("\n".join(lines))
+expect([a.predict, test_file, bad_model], 2, [re.escape(bad_model) + r":3:\d+: "], "malformed model")
+expect([a.eval, train_file, bad_model], 2, [re.escape(bad_model) + r":3:\d+: "], "eval: malformed model")
+with open(bad, "w") as f:
+    f.write("1 1:0.5\n9 2:1\n")
+expect([a.eval, bad, model], 2, [re.escape(bad) + r":2:1: "], "eval: label unknown to the model")
+
+# --- 3: numerical failure --------------------------------------------------------------------------
+huge = os.path.join(a.work, "huge.svm")
+with open(huge, "w") as f:
+    for i in range(20):
+        f.write(f"{1 + i % 3} 1:{3e37 if i % 2 else -3e37} 2:{1e38}\n")
+rc, out, err = expect([a.train, "--float", "--solver", "fista", "--loss", "logistic", "--lambda", "0",
+                       "--mu", "1e-3", huge, model], 3, [r"numerical"], "non-finite values in float")
+
+t.done()

@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""sparsemc-eval against an independent computation of objective (1) for every loss × penalty.
+
+How: models with random weights (a third of the rows zero, random intercepts) are written by
+this script in the native format and in LIBLINEAR's format (unsorted labels, bias feature);
+the data are read by a plain python parser; the scores XW + b, the five losses and the four
+penalties are computed with numpy from their definitions (ARCHITECTURE.md §1 and the loss
+headers' doc comments), sharing no code with sparsemc. sparsemc-eval's objective, loss part
+and penalty part must agree to 1e-10 relative, on multiclass (data/dna.scale) and multilabel
+(generated) data, with and without class weights.
+"""
+
+import os
+import random
+import sys
+
+from common import SKIP, Checks, Model, objective, parse_args, read_libsvm, run, run_json, write_liblinear_model
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIPPED: numpy is not installed")
+    sys.exit(SKIP)
+
+a = parse_args()
+t = Checks()
+LOSSES = ["squared-hinge", "ovr-squared-hinge", "crammer-singer", "logistic", "least-squares"]
+PENALTIES = ["l1l2", "l1", "l1linf", "none"]
+MULTILABEL_LOSSES = ["ovr-squared-hinge", "crammer-singer", "logistic", "least-squares"]
+rng = np.random.default_rng(12345)
+
+
+def write_native(path, W, labels, b=None, bias=-1.0):
+    """A native model file (io/model_io.hpp's format), rows with a nonzero entry only."""
+    rows = [j for j in range(W.shape[0]) if np.any(W[j] != 0)]
+    with open(path, "w") as f:
+        f.write(f"sparsemc-model 1\nscalar double\nn_features {W.shape[0]}\nn_classes {len(labels)}\n")
+        f.write("labels " + " ".join(map(str, labels)) + "\n")
+        f.write("intercept " + ("none" if b is None else " ".join(repr(float(v)) for v in b)) + "\n")
+        f.write(f"bias {bias!r}\nloss squared-hinge\npenalty l1l2\nsolver test\nlambda 0.5\nmu 0.25\n")
+        f.write(f"status converged\nrows {len(rows)}\n")
+        for j in rows:
+            f.write(f"{j} " + " ".join(repr(float(v)) for v in W[j]) + "\n")
+
+
+def random_weights(d, K, scale=0.4):
+    W = rng.normal(0, scale, size=(d, K))
+    W[rng.random(d) < 1 / 3] = 0.0
+    W[rng.random((d, K)) < 0.1] = 0.0  # some single zeros, for l1 and l1linf ties
+    return W
+
+
+def rel(x, y):
+    return abs(x - y) / max(abs(x), abs(y), 1e-300)
+
+
+def compare(data, model_file, model, labels, X, loss, penalty, lam, mu, class_weights=None, what=""):
+    cmd = [a.eval, "--json", "--loss", loss, "--penalty", penalty, "--lambda", repr(lam), "--mu", repr(mu)]
+    for label, w in (class_weights or {}).items():
+        cmd += ["--class-weight", f"{label}:{w!r}"]
+    rc, obj, err = run_json(cmd + [data, model_file])
+    if not t.check(rc == 0 and obj is not None, f"eval {what} {loss} {penalty} exits 0", err):
+        return
+    F, L, P = objective(model, labels, X, loss, penalty, lam, mu, class_weights)
+    t.check(rel(obj["objective"], F) < 1e-10 and rel(obj["loss_part"], L) < 1e-10 and rel(obj["penalty_part"], P) < 1e-10,
+            f"eval {what} {loss} {penalty} lambda={lam} mu={mu} = numpy",
+            f"sparsemc F={obj['objective']!r} L={obj['loss_part']!r} P={obj['penalty_part']!r}; "
+            f"numpy F={F!r} L={L!r} P={P!r}")
+
+
+# --- multiclass: data/dna.scale, K = 3 ---------------------------------------------------------------
+dna = os.path.join(a.data, "dna.scale")
+labels, X = read_libsvm(dna, n_features=180)
+
+native = os.path.join(a.work, "random.model")
+W = random_weights(180, 3)
+b = rng.normal(0, 0.5, size=3)
+write_native(native, W, [1, 2, 3], b)
+m_native = Model(W, [1, 2, 3], b)
+
+native_bias = os.path.join(a.work, "random-bias.model")
+Wb = random_weights(181, 3)
+Wb[180] = [0.3, -0.2, 0.7]
+write_native(native_bias, Wb, [1, 2, 3], None, bias=2.5)
+m_bias = Model(Wb, [1, 2, 3], None, 2.5)
+
+liblinear = os.path.join(a.work, "random.liblinear")
+Wl = random_weights(181, 3)
+write_liblinear_model(liblinear, Wl, [3, 1, 2], bias=1.0)  # LIBLINEAR's label order: first seen
+m_liblinear = Model(Wl, [3, 1, 2], None, 1.0)
+
+for loss in LOSSES:
+    for penalty in PENALTIES:
+        for lam, mu in [(0.01, 0.1), (0.3, 0.0)]:
+            compare(dna, native, m_native, labels, X, loss, penalty, lam, mu, what="native+intercept")
+        compare(dna, native_bias, m_bias, labels, X, loss, penalty, 0.02, 0.5, what="native+bias")
+        compare(dna, liblinear, m_liblinear, labels, X, loss, penalty, 0.05, 0.01, what="liblinear")
+    compare(dna, native, m_native, labels, X, loss, "l1l2", 0.01, 0.1, class_weights={1: 2.0, 3: 0.25},
+            what="class-weights")
+
+# The model's recorded loss, penalty, lambda and mu are the defaults.
+rc, obj, err = run_json([a.eval, "--json", dna, native])
+F, _, _ = objective(m_native, labels, X, "squared-hinge", "l1l2", 0.5, 0.25)
+t.check(rc == 0 and obj and rel(obj["objective"], F) < 1e-10 and obj["lambda"] == 0.5 and obj["mu"] == 0.25,
+        "eval defaults to the model's recorded loss/penalty/lambda/mu", str(obj))
+# A LIBLINEAR model records no lambda/mu: they are required.
+rc, out, err = run([a.eval, "--loss", "logistic", "--penalty", "l1", dna, liblinear])
+t.check(rc == 1 and "--lambda" in err, "eval of a LIBLINEAR model requires --lambda", err)
+
+# --- multilabel: generated data, K = 4 (labels 2, 5, 9, 11), empty and full label sets ------------------
+py = random.Random(3)
+ml = os.path.join(a.work, "ml.svm")
+with open(ml, "w") as f:
+    for i in range(200):
+        ls = sorted(py.sample([2, 5, 9, 11], py.choice([0, 1, 1, 2, 2, 3, 4])))
+        feats = sorted(py.sample(range(1, 31), 6))
+        f.write(",".join(map(str, ls)) + " " + " ".join(f"{j}:{py.uniform(-2, 2):.4f}" for j in feats) + "\n")
+ml_labels, X_ml = read_libsvm(ml, n_features=30)
+ml_model = os.path.join(a.work, "ml.model")
+Wm = random_weights(30, 4, 0.8)
+bm = rng.normal(0, 0.5, size=4)
+write_native(ml_model, Wm, [2, 5, 9, 11], bm)
+m_ml = Model(Wm, [2, 5, 9, 11], bm)
+for loss in MULTILABEL_LOSSES:
+    for penalty in PENALTIES:
+        compare(ml, ml_model, m_ml, ml_labels, X_ml, loss, penalty, 0.02, 0.3, what="multilabel")
+    compare(ml, ml_model, m_ml, ml_labels, X_ml, loss, "l1", 0.02, 0.3, class_weights={5: 3.0, 11: 0.5},
+            what="multilabel class-weights")
+rc, out, err = run([a.eval, "--loss", "squared-hinge", ml, ml_model])
+t.check(rc == 1 and "multilabel" in err, "eval: squared-hinge on multilabel data is a usage error", err)
+
+t.done()

@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""--json output of the three tools: one valid JSON object on stdout with every promised field."""
+
+import math
+import os
+
+from common import Checks, parse_args, run_json
+
+a = parse_args()
+t = Checks()
+train_file = os.path.join(a.data, "dna.scale")
+test_file = os.path.join(a.data, "dna.scale.t")
+model = os.path.join(a.work, "json.model")
+
+TRAIN_FIELDS = {"solver": str, "loss": str, "penalty": str, "lambda": float, "mu": float, "status": str,
+                "epochs": int, "objective": float, "measure_name": str, "measure": float, "nnz": int,
+                "nnz_rows": int, "train_seconds": float}
+STATUSES = {"converged", "max_iter", "time_limit", "stopped_by_callback", "numerical_issue"}
+
+
+def check_fields(obj, fields, where):
+    if not t.check(isinstance(obj, dict), f"{where}: one JSON object", repr(obj)[:300]):
+        return
+    for key, kind in fields.items():
+        ok = key in obj and (isinstance(obj[key], (int, float)) if kind is float else isinstance(obj[key], kind))
+        t.check(ok, f"{where}: field {key} ({kind.__name__})", repr(obj.get(key)))
+
+
+# train --json, with and without --test
+rc, obj, err = run_json([a.train, "--json", "--loss", "logistic", "--lambda", "0.01", "--tol", "1e-4",
+                         train_file, model])
+t.check(rc == 0, "train --json exits 0", err)
+check_fields(obj, TRAIN_FIELDS, "train --json")
+if obj:
+    t.check("test_accuracy" not in obj, "train --json: no test_accuracy without --test")
+    t.check(obj["status"] in STATUSES, "train --json: status is a known value", obj["status"])
+    t.check(obj["loss"] == "logistic" and obj["penalty"] == "l1l2" and obj["lambda"] == 0.01 and obj["mu"] == 0,
+            "train --json: echoes the problem", str(obj))
+    t.check(obj["measure_name"] != "" and math.isfinite(obj["measure"]), "train --json: a stopping measure")
+    t.check(0 < obj["nnz_rows"] <= 180 and obj["nnz_rows"] * 3 >= obj["nnz"] >= obj["nnz_rows"],
+            "train --json: nnz and nnz_rows consistent", str(obj))
+
+rc, obj, err = run_json([a.train, "--json", "--test", test_file, "--tol", "1e-4", train_file, model])
+t.check(rc == 0, "train --json --test exits 0", err)
+check_fields(obj, dict(TRAIN_FIELDS, test_accuracy=float), "train --json --test")
+if obj:
+    t.check(0.5 < obj["test_accuracy"] <= 1.0, "train --json --test: a plausible accuracy", str(obj["test_accuracy"]))
+
+# --path: per-lambda objects, decreasing lambda, warm starts, first point at lambda_max has W = 0
+rc, obj, err = run_json([a.train, "--json", "--path", "4:0.05", "--tol", "1e-4", "--test", test_file,
+                         train_file, model])
+t.check(rc == 0, "train --json --path exits 0", err)
+check_fields(obj, dict(TRAIN_FIELDS, lambda_max=float), "train --json --path")
+if obj and isinstance(obj.get("path"), list):
+    path = obj["path"]
+    t.check(len(path) == 4, "--path 4: four points", str(len(path)))
+    for p in path:
+        check_fields(p, dict(TRAIN_FIELDS, test_accuracy=float), "--path point")
+    lams = [p["lambda"] for p in path]
+    t.check(all(x > y for x, y in zip(lams, lams[1:])), "--path: lambda decreases", str(lams))
+    t.check(abs(lams[0] - obj["lambda_max"]) <= 1e-12 * obj["lambda_max"], "--path starts at lambda_max")
+    t.check(abs(lams[-1] - 0.05 * obj["lambda_max"]) <= 1e-9 * obj["lambda_max"], "--path ends at lambda_max*RATIO")
+    t.check(path[0]["nnz_rows"] == 0, "--path: W = 0 at lambda_max", str(path[0]))
+    t.check(path[-1]["nnz_rows"] > 0, "--path: rows enter as lambda decreases")
+    t.check(obj["lambda"] == lams[-1], "--path: the top-level object is the last point")
+else:
+    t.check(False, "train --json --path has a 'path' array", repr(obj)[:300])
+
+# predict --json
+rc, obj, err = run_json([a.predict, "--json", test_file, model])
+t.check(rc == 0, "predict --json exits 0", err)
+check_fields(obj, {"samples": int, "classes": int, "multilabel": bool, "top_k": int, "accuracy": float,
+                   "correct": int, "top_k_accuracy": float, "predict_seconds": float}, "predict --json")
+if obj:
+    t.check(obj["samples"] == 1186 and obj["classes"] == 3, "predict --json: dna.scale.t shape", str(obj))
+    t.check(abs(obj["accuracy"] - obj["correct"] / obj["samples"]) < 1e-15, "predict --json: accuracy = correct/n")
+
+# eval --json
+rc, obj, err = run_json([a.eval, "--json", train_file, model])
+t.check(rc == 0, "eval --json exits 0", err)
+check_fields(obj, {"objective": float, "loss_part": float, "penalty_part": float, "loss": str, "penalty": str,
+                   "lambda": float, "mu": float, "samples": int, "nnz": int, "nnz_rows": int}, "eval --json")
+if obj:
+    t.check(abs(obj["objective"] - obj["loss_part"] - obj["penalty_part"]) <= 1e-14 * obj["objective"],
+            "eval --json: objective = loss part + penalty part")
+
+t.done()

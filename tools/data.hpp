@@ -1,0 +1,227 @@
+#pragma once
+/// \file data.hpp
+/// The tools' side of files: reading data sets (plain, .gz, .bz2) with train/test consistency,
+/// the LIBLINEAR-style bias feature, model files in both formats, and scoring a model on test
+/// data (accuracy, top-k accuracy, multilabel precision@k). Every failure to read becomes an
+/// InputError carrying the reader's `file:line:column: what`.
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <sparsemc/core/stopwatch.hpp>
+#include <sparsemc/data/dataset.hpp>
+#include <sparsemc/io/liblinear_model.hpp>
+#include <sparsemc/io/libsvm.hpp>
+#include <sparsemc/io/model_io.hpp>
+#include <sparsemc/model/linear_model.hpp>
+#include <sparsemc/model/metrics.hpp>
+
+#include "cli.hpp"
+
+namespace sparsemc::tools {
+
+/// How to read one data file.
+struct ReadSpec {
+  bool zero_based = false;             ///< --zero-based
+  std::int64_t n_features = 0;         ///< the training d for test data (0: from the file)
+  const LabelEncoder* labels = nullptr;  ///< the training/model label table for test data
+  bool multilabel = false;             ///< read label fields as multilabel sets
+  /// With `labels`: a label outside the table is an error (sparsemc-eval) instead of joining it.
+  bool unknown_labels_are_errors = false;
+};
+
+/// Reads a LIBSVM/SVMlight file (plain, .gz, .bz2). Test data (`spec.labels` set) keeps the
+/// given label table; a label it lacks joins the table (such a sample is never predicted right).
+template <class Scalar>
+Dataset<Scalar> read_dataset(const std::string& path, const ReadSpec& spec) {
+  io::LibsvmOptions options;
+  options.zero_based = spec.zero_based;
+  options.n_features = spec.n_features;
+  if (spec.multilabel) options.label_format = io::LabelFormat::multilabel;
+  if (spec.labels != nullptr) {
+    options.labels = *spec.labels;
+    options.unknown_label = spec.unknown_labels_are_errors ? io::UnknownLabel::error : io::UnknownLabel::extend;
+  }
+  try {
+    return io::read_libsvm<Scalar>(path, options);
+  } catch (const std::runtime_error& e) {  // io::ParseError (file:line:column: what), cannot open
+    throw InputError(e.what());
+  }
+}
+
+/// The labels of a table as "1,2,3" (for messages).
+inline std::string label_list(const LabelEncoder& encoder) {
+  std::string s;
+  for (Label l : encoder.labels()) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(l);
+  }
+  return s;
+}
+
+/// --class-weight LABEL:W items (repeatable) → {label: W}; every label must occur in `encoder`.
+inline std::map<Label, double> parse_class_weights(const std::vector<std::string>& items, const LabelEncoder& encoder) {
+  std::map<Label, double> weights;
+  for (const auto& item : items) {
+    const auto colon = item.find(':');
+    Label label = 0;
+    double w = 0;
+    if (colon == std::string::npos || !detail::parse_all(std::string_view(item).substr(0, colon), label) ||
+        !detail::parse_all(std::string_view(item).substr(colon + 1), w) || !std::isfinite(w) || w < 0)
+      throw UsageError("--class-weight: expects LABEL:W with an integer LABEL and a number W >= 0, got '" + item + "'");
+    if (!encoder.contains(label))
+      throw UsageError("--class-weight: label " + std::to_string(label) + " does not occur in the data (labels " +
+                       label_list(encoder) + ")");
+    weights[label] = w;
+  }
+  return weights;
+}
+
+/// The data with a constant feature of value `bias` appended as column d (LIBLINEAR's -B):
+/// the model then has d + 1 rows and provenance().bias = bias. Costs one copy of X.
+template <class Scalar>
+Dataset<Scalar> append_bias(const Dataset<Scalar>& data, double bias) {
+  using Index = std::int32_t;
+  const CsrMatrix<Scalar, Index>& X = data.matrix();
+  const Index n = static_cast<Index>(X.rows());
+  const Index d = static_cast<Index>(X.cols());
+  std::vector<Index> outer(static_cast<std::size_t>(n) + 1), inner;
+  std::vector<Scalar> values;
+  inner.reserve(static_cast<std::size_t>(X.nonZeros() + n));
+  values.reserve(inner.capacity());
+  for (Index i = 0; i < n; ++i) {
+    for (typename CsrMatrix<Scalar, Index>::InnerIterator it(X, i); it; ++it) {
+      inner.push_back(static_cast<Index>(it.col()));
+      values.push_back(it.value());
+    }
+    inner.push_back(d);
+    values.push_back(static_cast<Scalar>(bias));
+    outer[static_cast<std::size_t>(i) + 1] = static_cast<Index>(inner.size());
+  }
+  const Eigen::Map<const CsrMatrix<Scalar, Index>> map(n, d + 1, static_cast<Index>(inner.size()), outer.data(),
+                                                       inner.data(), values.data());
+  return Dataset<Scalar>(CsrMatrix<Scalar, Index>(map), data.labels(), data.encoder());
+}
+
+/// Loads a native or LIBLINEAR model; the format is recognised from the first line
+/// ("sparsemc-model 1" or LIBLINEAR's "solver_type NAME").
+template <class Scalar>
+LinearModel<Scalar> load_model(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open (" + std::generic_category().message(errno) + ")");
+  std::string first;
+  in >> first;
+  in.close();
+  try {
+    if (first == "solver_type") return io::load_liblinear_model<Scalar>(path);
+    return io::load_model<Scalar>(path);
+  } catch (const std::runtime_error& e) {  // io::ParseError: file:line:column: what
+    throw InputError(e.what());
+  }
+}
+
+/// Saves a model in `format` ("native" or "liblinear").
+template <class Scalar>
+void save_model(const LinearModel<Scalar>& model, const std::string& path, const std::string& format) {
+  try {
+    if (format == "liblinear")
+      io::save_liblinear_model(model, path);
+    else
+      io::save_model(model, path);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--model-format ") + format + ": " + e.what());
+  } catch (const std::runtime_error& e) {
+    throw InputError(e.what());
+  }
+}
+
+/// How a model does on labelled test data. Multiclass: accuracy (and top-k accuracy);
+/// multilabel: precision@k (the fraction of the k best-scored labels that are true, averaged).
+struct TestScore {
+  bool multilabel = false;
+  std::int64_t samples = 0;
+  std::int64_t correct = 0;  ///< samples whose best-scored class is (one of) their true class(es)
+  int k = 1;                 ///< the k of top_k
+  double top_k = 0.0;        ///< multiclass: top-k accuracy; multilabel: precision@k
+  [[nodiscard]] double accuracy() const { return samples ? static_cast<double>(correct) / samples : 0.0; }
+};
+
+/// The test set's class sets in the model's class indices (labels are matched as read; a label
+/// the model does not know is dropped, so it can never count as predicted).
+template <class Scalar>
+LabelSets truth_in_model_classes(const LinearModel<Scalar>& model, const Dataset<Scalar>& test) {
+  LabelSets truth(model.n_classes());
+  const auto y = test.labels().view();
+  std::vector<ClassIndex> set;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    set.clear();
+    for (ClassIndex t : y[i]) {
+      const ClassIndex c = model.class_of(test.encoder().label_of(t));
+      if (c >= 0) set.push_back(c);
+    }
+    truth.push_back(set);
+  }
+  return truth;
+}
+
+/// Scores a model on test data given its ranking `top` (model.top_k(X, k), best first).
+template <class Scalar>
+TestScore score_ranking(const LinearModel<Scalar>& model, const Dataset<Scalar>& test, const ClassRanking& top) {
+  const LabelSets truth = truth_in_model_classes(model, test);
+  TestScore score;
+  score.multilabel = test.multilabel();
+  score.samples = test.n_samples();
+  score.k = static_cast<int>(top.cols());
+  for (Eigen::Index i = 0; i < top.rows(); ++i) {
+    const auto set = truth.view()[static_cast<std::size_t>(i)];
+    score.correct += std::find(set.begin(), set.end(), top(i, 0)) != set.end() ? 1 : 0;
+  }
+  score.top_k = score.multilabel ? metrics::precision_at_k(top, truth.view(), static_cast<ClassIndex>(top.cols()))
+                                 : metrics::top_k_accuracy(top, truth.view());
+  return score;
+}
+
+/// Scores a model on test data: accuracy, or precision@1 for multilabel data.
+template <class Scalar>
+TestScore score_model(const LinearModel<Scalar>& model, const Dataset<Scalar>& test) {
+  return score_ranking(model, test, model.top_k(test.csr(), 1));
+}
+
+/// Adds test_accuracy (multiclass) or test_precision_at_k (multilabel) to a JSON summary.
+inline void add_test_json(nlohmann::json& j, const TestScore& s) {
+  if (s.multilabel) {
+    j["test_precision_at_" + std::to_string(s.k)] = s.top_k;
+  } else {
+    j["test_accuracy"] = s.accuracy();
+    if (s.k > 1) j["test_top_" + std::to_string(s.k) + "_accuracy"] = s.top_k;
+  }
+  j["test_samples"] = s.samples;
+}
+
+/// "accuracy 0.9452 (1121/1186)" or "precision@1 0.6310".
+inline std::string describe(const TestScore& s) {
+  std::ostringstream os;
+  os << std::setprecision(6);
+  if (s.multilabel)
+    os << "precision@" << s.k << ' ' << s.top_k;
+  else {
+    os << "accuracy " << s.accuracy() << " (" << s.correct << '/' << s.samples << ')';
+    if (s.k > 1) os << "  top-" << s.k << " accuracy " << s.top_k;
+  }
+  return os.str();
+}
+
+}  // namespace sparsemc::tools

@@ -1,0 +1,332 @@
+#pragma once
+/// \file registry.hpp
+/// The solver registry of `sparsemc-train`: a table from a solver's name (`--solver NAME`) to
+/// what it accepts (losses × penalties, intercept, layout) and a type-erased function that runs
+/// its fit on a Dataset with the common options.
+///
+/// The library is all templates (`BlockCD<Loss, Penalty, StepRule>`); the tool gets strings
+/// from the command line. The registry is where the two meet: each family describes itself
+/// once as a small struct, and `make_spec` instantiates its fit for every accepted
+/// (loss, penalty) pair, in float and double, storing plain function pointers.
+///
+/// Adding a solver family = one file `tools/registry/<family>.hpp` plus one `#include` line in
+/// `tools/registry/families.hpp`. The file looks like this (see fista.hpp for a real one):
+///
+/// \code
+///   #include <sparsemc/solver/bcd/block_cd.hpp>
+///   #include "registry.hpp"
+///   namespace sparsemc::tools {
+///   struct BcdLsFamily {
+///     template <class Loss, class Penalty>
+///     using Solver = BlockCD<Loss, Penalty, TsengYun>;     // built from (Loss, Penalty, Options)
+///     using Losses = TypeList<SquaredHinge, OvrSquaredHinge, Logistic>;
+///     using Penalties = TypeList<L1L2, L1, L1Linf>;
+///     static constexpr int layout = Eigen::ColMajor;        // the Problem layout fit() takes
+///     static constexpr const char* name = "bcd-ls";
+///     static constexpr const char* summary = "block coordinate descent, Tseng-Yun line search";
+///     // --solver auto picks the accepting solver with the highest priority (0 = never).
+///     static int auto_priority(const FitSettings&) { return 10; }
+///     // Optional: a requirement beyond loss × penalty ("" when met), and extra Options setup.
+///     static std::string requirement(const FitSettings& s) { return ""; }
+///     template <class Options> static void configure(Options&, const FitSettings&) {}
+///   };
+///   inline const bool bcd_ls_registered = Registry::add(make_spec<BcdLsFamily>());
+///   }
+/// \endcode
+///
+/// Registration runs during static initialisation; every tool is one translation unit, so the
+/// order of `families.hpp` is the order of the --help listing.
+
+#include <Eigen/SparseCore>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <sparsemc/core/callbacks.hpp>
+#include <sparsemc/data/dataset.hpp>
+#include <sparsemc/model/linear_model.hpp>
+#include <sparsemc/solver/objective.hpp>
+
+#include "../cli.hpp"
+#include "policies.hpp"
+
+namespace sparsemc::tools {
+
+/// The solver-independent settings of a fit, as given on the command line. Unset optionals
+/// mean "the solver's own default" (its Options{}).
+struct FitSettings {
+  std::string loss = "squared-hinge";
+  std::string penalty = "l1l2";
+  double lambda = 1e-3;                       ///< λ of (1)
+  double mu = 0.0;                            ///< μ of (1)
+  std::optional<double> tol;                  ///< Options::tol
+  std::optional<std::int64_t> max_epochs;     ///< Options::max_epochs
+  double time_limit = 0.0;                    ///< Options::time_limit, seconds, 0 = none
+  std::optional<std::uint64_t> seed;          ///< Options::seed
+  int threads = 1;                            ///< Options::threads where a solver has it
+  bool fit_intercept = false;                 ///< Options::fit_intercept (--intercept)
+};
+
+/// The per-epoch callback the tools pass to every fit: prints progress with --verbose.
+struct ToolCallback {
+  std::ostream* progress = nullptr;  ///< stderr with --verbose, else null
+  bool end_epoch(const EpochReport& report) {
+    if (progress != nullptr) ProgressPrinter(*progress).end_epoch(report);
+    return false;
+  }
+};
+
+/// A type-erased fit: (data, settings, optional warm start, callback) → Result.
+template <class Scalar>
+using FitFunction = Result<Scalar> (*)(const Dataset<Scalar>&, const FitSettings&, const LinearModel<Scalar>*,
+                                       ToolCallback&);
+
+/// One registered solver.
+struct SolverSpec {
+  std::string name;                    ///< --solver NAME
+  std::string summary;                 ///< one line for --help
+  std::string layout;                  ///< "CSC" or "CSR": the layout its fit converts the data to
+  std::vector<std::string> losses;     ///< accepted --loss values
+  std::vector<std::string> penalties;  ///< accepted --penalty values
+  bool intercept = false;              ///< accepts --intercept
+  bool seeded = false;                 ///< uses --seed
+  std::optional<double> default_tol;   ///< its Options{}.tol
+  std::optional<std::int64_t> default_max_epochs;  ///< its Options{}.max_epochs
+  int (*auto_priority)(const FitSettings&) = nullptr;       ///< > 0: a candidate for auto
+  std::string (*requirement)(const FitSettings&) = nullptr;  ///< "" when the settings suit it
+  std::map<std::pair<std::string, std::string>, FitFunction<float>> fit_float;
+  std::map<std::pair<std::string, std::string>, FitFunction<double>> fit_double;
+
+  [[nodiscard]] bool accepts(const std::string& loss, const std::string& penalty) const {
+    return fit_double.count({loss, penalty}) != 0;
+  }
+  /// The fit for a (loss, penalty) pair; null when not accepted.
+  template <class Scalar>
+  [[nodiscard]] FitFunction<Scalar> fit(const std::string& loss, const std::string& penalty) const {
+    const auto& table = [&]() -> const auto& {
+      if constexpr (std::is_same_v<Scalar, float>) return fit_float;
+      else return fit_double;
+    }();
+    const auto it = table.find({loss, penalty});
+    return it == table.end() ? nullptr : it->second;
+  }
+  /// "losses squared-hinge|logistic × penalties l1l2|l1" for messages and --help.
+  [[nodiscard]] std::string accepted() const {
+    return "--loss " + join(losses) + " with --penalty " + join(penalties);
+  }
+};
+
+/// The table of registered solvers (a process-wide list filled during static initialisation).
+class Registry {
+ public:
+  /// Adds a solver; returns true so that a family file can register with an inline variable.
+  static bool add(SolverSpec spec) {
+    list().push_back(std::move(spec));
+    return true;
+  }
+  [[nodiscard]] static const std::vector<SolverSpec>& solvers() { return list(); }
+  /// The solver called `name`, or null.
+  [[nodiscard]] static const SolverSpec* find(std::string_view name) {
+    for (const auto& s : list())
+      if (s.name == name) return &s;
+    return nullptr;
+  }
+
+  /// Resolves `--solver NAME` (or `auto`) for the settings, or throws UsageError saying what
+  /// the named solver accepts / which solvers exist.
+  [[nodiscard]] static const SolverSpec& resolve(const std::string& name, const FitSettings& s) {
+    if (name == "auto") {
+      const SolverSpec* best = nullptr;
+      int best_priority = 0;
+      for (const auto& spec : list()) {
+        if (!spec.accepts(s.loss, s.penalty) || (spec.requirement && !spec.requirement(s).empty())) continue;
+        if (s.fit_intercept && !spec.intercept) continue;
+        const int p = spec.auto_priority ? spec.auto_priority(s) : 0;
+        if (p > best_priority) best = &spec, best_priority = p;
+      }
+      if (best == nullptr) {
+        std::ostringstream os;
+        os << "--solver auto: no registered solver accepts --loss " << s.loss << " with --penalty " << s.penalty
+           << (s.fit_intercept ? " and --intercept" : "") << (s.mu > 0 ? "" : " at --mu 0") << "; registered: ";
+        for (const auto& spec : list()) os << "\n  " << spec.name << ": " << spec.accepted() << describe_extra(spec);
+        throw UsageError(os.str());
+      }
+      return *best;
+    }
+    const SolverSpec* spec = find(name);
+    if (spec == nullptr) throw UsageError("--solver: expects one of " + names() + ", got '" + name + "'");
+    if (!spec->accepts(s.loss, s.penalty))
+      throw UsageError("--solver " + name + " does not accept --loss " + s.loss + " with --penalty " + s.penalty +
+                       "; it accepts " + spec->accepted());
+    if (s.fit_intercept && !spec->intercept)
+      throw UsageError("--solver " + name + " does not support --intercept; use --bias B (a constant feature)");
+    if (spec->requirement) {
+      const std::string why = spec->requirement(s);
+      if (!why.empty()) throw UsageError("--solver " + name + " " + why);
+    }
+    return *spec;
+  }
+
+  /// "auto|fista|bcd-ls|…" for --help and messages.
+  [[nodiscard]] static std::string names() {
+    std::string s = "auto";
+    for (const auto& spec : list()) s += "|" + spec.name;
+    return s;
+  }
+
+  /// A --help paragraph: one block per solver with what it accepts and its defaults.
+  [[nodiscard]] static std::string help() {
+    std::ostringstream os;
+    os << "Solvers (--solver NAME; auto picks the best registered one for the loss and penalty):\n";
+    for (const auto& spec : list()) {
+      os << "  " << spec.name << ": " << spec.summary << "\n      " << spec.accepted() << describe_extra(spec)
+         << "\n      data layout " << spec.layout << "; default --tol "
+         << (spec.default_tol ? CLI::detail::to_string(*spec.default_tol) : std::string("-"))
+         << ", --max-epochs "
+         << (spec.default_max_epochs ? std::to_string(*spec.default_max_epochs) : std::string("-")) << '\n';
+    }
+    return os.str();
+  }
+
+ private:
+  static std::vector<SolverSpec>& list() {
+    static std::vector<SolverSpec> solvers;
+    return solvers;
+  }
+  static std::string describe_extra(const SolverSpec& spec) {
+    std::string s = spec.intercept ? "; --intercept supported" : "";
+    if (spec.requirement) {
+      FitSettings probe;  // a requirement that fails at defaults is worth printing
+      probe.loss = spec.losses.front();
+      probe.penalty = spec.penalties.front();
+      const std::string why = spec.requirement(probe);
+      if (!why.empty()) s += "; " + why;
+    }
+    return s;
+  }
+};
+
+namespace detail {
+
+/// Copies the common settings into a solver's Options where the Options has the field.
+template <class Options>
+void apply_common(Options& o, const FitSettings& s) {
+  if constexpr (requires { o.tol; })
+    if (s.tol) o.tol = static_cast<std::remove_cvref_t<decltype(o.tol)>>(*s.tol);
+  if constexpr (requires { o.max_epochs; })
+    if (s.max_epochs) o.max_epochs = static_cast<std::remove_cvref_t<decltype(o.max_epochs)>>(*s.max_epochs);
+  if constexpr (requires { o.time_limit; }) o.time_limit = s.time_limit;
+  if constexpr (requires { o.seed; })
+    if (s.seed) o.seed = static_cast<std::remove_cvref_t<decltype(o.seed)>>(*s.seed);
+  if constexpr (requires { o.threads; }) o.threads = s.threads;
+  if constexpr (requires { o.fit_intercept; }) o.fit_intercept = s.fit_intercept;
+  if constexpr (requires { o.verbose; }) o.verbose = false;  // the tool prints progress itself
+}
+
+/// The same model with class k labelled `labels[k]` (solvers return class indices 0..K−1 as labels).
+template <class Scalar>
+LinearModel<Scalar> relabel(const LinearModel<Scalar>& model, const std::vector<Label>& labels) {
+  LinearModel<Scalar> out(model.n_features(), model.support(), model.rows(), model.intercept(), labels);
+  out.provenance() = model.provenance();
+  return out;
+}
+
+/// The fit every family uses: build the solver from (loss, penalty, options), take the problem in
+/// the family's layout, fit (warm-started when `initial` is given), stamp the registered name.
+template <class Family, class Loss, class Penalty, class Scalar>
+Result<Scalar> fit_with(const Dataset<Scalar>& data, const FitSettings& s, const LinearModel<Scalar>* initial,
+                        ToolCallback& callback) {
+  using Solver = typename Family::template Solver<Loss, Penalty>;
+  typename Solver::Options options{};
+  apply_common(options, s);
+  if constexpr (requires { Family::configure(options, s); }) Family::configure(options, s);
+  options.validate();
+  Penalty penalty{};
+  penalty.lambda = s.lambda;
+  penalty.mu = s.mu;
+  Solver solver(Loss{}, penalty, options);
+  const auto problem = data.template problem<Family::layout>();
+  Result<Scalar> result = initial != nullptr ? solver.fit(problem, *initial, callback) : solver.fit(problem, callback);
+  if (result.model.labels() != data.encoder().labels()) result.model = relabel(result.model, data.encoder().labels());
+  result.model.provenance().solver = Family::name;
+  return result;
+}
+
+template <class Family, class Loss, class Penalty>
+using OptionsOf = typename Family::template Solver<Loss, Penalty>::Options;
+
+template <class Family, class... Losses, class... Penalties>
+void fill_tables(SolverSpec& spec, TypeList<Losses...>, TypeList<Penalties...>) {
+  auto one_loss = [&]<class Loss>() {
+    auto one_penalty = [&]<class Penalty>() {
+      const std::pair<std::string, std::string> key{std::string(Loss::name), std::string(Penalty::name)};
+      spec.fit_float[key] = &fit_with<Family, Loss, Penalty, float>;
+      spec.fit_double[key] = &fit_with<Family, Loss, Penalty, double>;
+    };
+    (one_penalty.template operator()<Penalties>(), ...);
+  };
+  (one_loss.template operator()<Losses>(), ...);
+}
+
+template <class... Types>
+struct First;
+template <class T, class... Rest>
+struct First<TypeList<T, Rest...>> {
+  using type = T;
+};
+
+}  // namespace detail
+
+/// λ_max of (1) for the settings' loss and penalty on the data (the smallest λ at which W = 0
+/// is optimal; with --intercept, at the best intercept-only model): where a path starts.
+template <class Scalar>
+double compute_lambda_max(const Dataset<Scalar>& data, const FitSettings& s) {
+  if (s.penalty == NoPenalty::name)
+    throw UsageError("--path: --penalty none has no lambda to vary; choose --penalty " +
+                     join(names_of(AllPenalties{})));
+  double out = -1.0;
+  dispatch(AllLosses{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
+    if constexpr (SmoothLoss<Loss, Scalar>) {
+      Penalty penalty{};
+      penalty.lambda = 0.0;
+      penalty.mu = s.mu;
+      out = lambda_max(Loss{}, penalty, data.template problem<Eigen::RowMajor>(), s.fit_intercept);
+    }
+  });
+  if (out < 0) throw UsageError("--path: lambda_max is defined here for smooth losses only; --loss " + s.loss + " is not");
+  return out;
+}
+
+/// Describes a family (see the file comment) as a SolverSpec with its fit table filled.
+template <class Family>
+SolverSpec make_spec() {
+  using L0 = typename detail::First<typename Family::Losses>::type;
+  using P0 = typename detail::First<typename Family::Penalties>::type;
+  using Options = detail::OptionsOf<Family, L0, P0>;
+  const Options defaults{};
+  SolverSpec spec;
+  spec.name = Family::name;
+  spec.summary = Family::summary;
+  spec.layout = Family::layout == Eigen::ColMajor ? "CSC" : "CSR";
+  spec.losses = names_of(typename Family::Losses{});
+  spec.penalties = names_of(typename Family::Penalties{});
+  spec.intercept = requires { defaults.fit_intercept; };
+  spec.seeded = requires { defaults.seed; };
+  if constexpr (requires { defaults.tol; }) spec.default_tol = static_cast<double>(defaults.tol);
+  if constexpr (requires { defaults.max_epochs; })
+    spec.default_max_epochs = static_cast<std::int64_t>(defaults.max_epochs);
+  spec.auto_priority = &Family::auto_priority;
+  if constexpr (requires { &Family::requirement; }) spec.requirement = &Family::requirement;
+  detail::fill_tables<Family>(spec, typename Family::Losses{}, typename Family::Penalties{});
+  return spec;
+}
+
+}  // namespace sparsemc::tools

@@ -1,0 +1,147 @@
+/// \file sparsemc_eval.cpp
+/// sparsemc-eval: objective (1) of any native or LIBLINEAR model on a data set, with its loss
+/// and penalty parts — the common yardstick of the benchmark harness and the peer comparisons.
+
+#include <cstdio>
+#include <iostream>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sparsemc/solver/objective.hpp>
+
+#include "cli.hpp"
+#include "data.hpp"
+#include "registry/policies.hpp"
+
+namespace sparsemc::tools {
+namespace {
+
+struct EvalArgs {
+  std::string data_file, model_file;
+  std::optional<std::string> loss, penalty;
+  std::optional<double> lambda, mu;
+  std::vector<std::string> class_weights;
+  bool zero_based = false, json = false;
+};
+
+/// The model with its classes in increasing label order (the order the reader gives the data's
+/// class indices); F is invariant to this permutation of W's columns.
+LinearModel<double> with_sorted_labels(const LinearModel<double>& model) {
+  const auto& labels = model.labels();
+  std::vector<std::size_t> order(labels.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return labels[a] < labels[b]; });
+  bool sorted = true;
+  for (std::size_t k = 0; k < order.size(); ++k) sorted = sorted && order[k] == k;
+  if (sorted) return model;
+  using RowMatrix = LinearModel<double>::RowMatrix;
+  RowMatrix rows(model.rows().rows(), model.rows().cols());
+  LinearModel<double>::Vector b(model.intercept().size());
+  std::vector<Label> sorted_labels(labels.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    rows.col(static_cast<Eigen::Index>(k)) = model.rows().col(static_cast<Eigen::Index>(order[k]));
+    if (b.size() > 0) b[static_cast<Eigen::Index>(k)] = model.intercept()[static_cast<Eigen::Index>(order[k])];
+    sorted_labels[k] = labels[order[k]];
+  }
+  LinearModel<double> out(model.n_features(), model.support(), std::move(rows), std::move(b), std::move(sorted_labels));
+  out.provenance() = model.provenance();
+  return out;
+}
+
+int evaluate(EvalArgs& args) {
+  const LinearModel<double> model = with_sorted_labels(load_model<double>(args.model_file));
+  const auto& made = model.provenance();
+  // Unset flags default to what the model records about its training (native models record
+  // all four; LIBLINEAR models record no lambda and mu, and losses of their own naming).
+  auto require = [&](auto& flag, const auto& recorded, bool known, const char* name) {
+    if (flag) return;
+    if (!known)
+      throw UsageError(std::string(name) + ": required (" + args.model_file + " does not record a value sparsemc-eval can use)");
+    flag = recorded;
+  };
+  const auto losses = names_of(AllLosses{});
+  const auto penalties = names_of(AllPenalties{});
+  require(args.loss, made.loss, std::find(losses.begin(), losses.end(), made.loss) != losses.end(), "--loss");
+  require(args.penalty, made.penalty, std::find(penalties.begin(), penalties.end(), made.penalty) != penalties.end(),
+          "--penalty");
+  require(args.lambda, made.lambda, std::isfinite(made.lambda), "--lambda");
+  require(args.mu, made.mu, std::isfinite(made.mu), "--mu");
+
+  const LabelEncoder table(model.labels());
+  Dataset<double> data = read_dataset<double>(
+      args.data_file, {.zero_based = args.zero_based, .n_features = model.n_data_features(), .labels = &table,
+                       .unknown_labels_are_errors = true});
+  if (made.bias >= 0) data = append_bias(data, made.bias);
+  if (!args.class_weights.empty()) data.set_class_weights(parse_class_weights(args.class_weights, data.encoder()));
+  if (data.multilabel() && !loss_supports_multilabel(*args.loss))
+    throw UsageError("--loss " + *args.loss + " is not defined for multilabel data (" + args.data_file + ")");
+
+  ObjectiveValue value;
+  dispatch(AllLosses{}, AllPenalties{}, *args.loss, *args.penalty, [&]<class Loss, class Penalty>() {
+    Penalty penalty{};
+    penalty.lambda = *args.lambda;
+    penalty.mu = *args.mu;
+    value = objective(Loss{}, penalty, data.problem<Eigen::RowMajor>(), model);
+  });
+  if (args.json) {
+    nlohmann::json j;
+    j["objective"] = json_number(value.total());
+    j["loss_part"] = json_number(value.loss);
+    j["penalty_part"] = json_number(value.penalty);
+    j["loss"] = *args.loss;
+    j["penalty"] = *args.penalty;
+    j["lambda"] = *args.lambda;
+    j["mu"] = *args.mu;
+    j["samples"] = data.n_samples();
+    j["nnz"] = model.nnz();
+    j["nnz_rows"] = model.nnz_rows();
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+  } else {
+    std::printf("objective %.17g\nloss %.17g\npenalty %.17g\nnnz_rows %lld\n", value.total(), value.loss,
+                value.penalty, static_cast<long long>(model.nnz_rows()));
+  }
+  return exit_ok;
+}
+
+}  // namespace
+}  // namespace sparsemc::tools
+
+int main(int argc, char** argv) {
+  using namespace sparsemc::tools;
+  EvalArgs args;
+  CLI::App app{
+      "sparsemc-eval: print objective (1) of MODEL (native or LIBLINEAR format) on DATA,\n"
+      "  F(W) = (1/n) sum_i c_i loss(W'x_i + b, y_i) + lambda R(W) + (mu/2) ||W||_F^2,\n"
+      "and its loss part (1/n) sum_i c_i loss and penalty part lambda R(W) + (mu/2)||W||^2, in double\n"
+      "precision. A bias feature recorded in the model is appended to DATA as in training.",
+      "sparsemc-eval"};
+  app.get_formatter()->column_width(30);
+  app.add_option("DATA", args.data_file, "data file (LIBSVM/SVMlight, plain, .gz or .bz2)")->required();
+  app.add_option("MODEL", args.model_file, "model file (native or LIBLINEAR)")->required();
+  app.add_option("--loss", args.loss,
+                 "loss of (1): " + join(names_of(AllLosses{})) + " (default: the one MODEL records)")
+      ->type_name("L")
+      ->check(one_of(names_of(AllLosses{})));
+  app.add_option("--penalty", args.penalty,
+                 "penalty R of (1): " + join(names_of(AllPenalties{})) + " (default: the one MODEL records)")
+      ->type_name("P")
+      ->check(one_of(names_of(AllPenalties{})));
+  app.add_option("--lambda", args.lambda, "lambda of (1), a number >= 0 (default: MODEL's)")
+      ->type_name("X")
+      ->check(real_at_least(0));
+  app.add_option("--mu", args.mu, "mu of (1), a number >= 0 (default: MODEL's)")->type_name("X")->check(real_at_least(0));
+  app.add_option("--class-weight", args.class_weights,
+                 "c_i of samples of class LABEL is W, as in training; repeatable (default: all 1)")
+      ->type_name("LABEL:W")
+      ->allow_extra_args(false);
+  app.add_flag("--zero-based", args.zero_based, "feature indices in DATA start at 0 (default: at 1)");
+  app.add_flag("--json", args.json,
+               "print one JSON object: objective, loss_part, penalty_part, loss, penalty, lambda, mu, samples, "
+               "nnz, nnz_rows (default: text)");
+  app.footer(exit_status_help);
+  return run_tool("sparsemc-eval", app, argc, argv, [&] { return evaluate(args); });
+}

@@ -1,0 +1,270 @@
+/// \file sparsemc_train.cpp
+/// sparsemc-train: fits objective (1) of ARCHITECTURE.md on a LIBSVM/SVMlight file with a
+/// registered solver and saves the model. Its --help is the user documentation.
+
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifdef SPARSEMC_USE_OPENMP
+#include <omp.h>
+#endif
+
+#include "cli.hpp"
+#include "data.hpp"
+#include "registry/families.hpp"
+#include "registry/registry.hpp"
+
+namespace sparsemc::tools {
+namespace {
+
+/// Everything the command line says, after validation by CLI11.
+struct TrainArgs {
+  FitSettings fit;
+  std::string solver = "auto";
+  std::string train_file, model_file, test_file, model_format = "native";
+  double bias = -1.0;
+  std::vector<std::string> class_weights;
+  std::string path;  // N[:RATIO]
+  bool zero_based = false, use_float = false, verbose = false, json = false;
+};
+
+/// --path N[:RATIO]: N log-spaced λ from λ_max down to λ_max·RATIO.
+struct PathSpec {
+  int points = 0;
+  double ratio = 1e-2;
+};
+
+std::optional<PathSpec> parse_path(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  PathSpec spec;
+  const auto colon = text.find(':');
+  const std::string n = text.substr(0, colon);
+  long long points = 0;
+  bool ok = detail::parse_all(n, points) && points >= 1 && points <= 100000;
+  spec.points = static_cast<int>(points);
+  if (ok && colon != std::string::npos) {
+    ok = detail::parse_all(std::string_view(text).substr(colon + 1), spec.ratio) && spec.ratio > 0 && spec.ratio < 1;
+  }
+  if (!ok) throw UsageError("--path: expects N[:RATIO] with an integer N >= 1 and 0 < RATIO < 1, got '" + text + "'");
+  return spec;
+}
+
+/// The summary of one fit, in JSON (the fields --json promises).
+template <class Scalar>
+nlohmann::json fit_json(const Result<Scalar>& r, const FitSettings& s, const std::optional<TestScore>& test) {
+  nlohmann::json j;
+  j["solver"] = r.model.provenance().solver;
+  j["loss"] = s.loss;
+  j["penalty"] = s.penalty;
+  j["lambda"] = s.lambda;
+  j["mu"] = s.mu;
+  j["status"] = std::string(to_string(r.info.status));
+  j["epochs"] = r.info.epochs;
+  j["objective"] = json_number(r.info.objective);
+  j["measure_name"] = r.info.measure_name;
+  j["measure"] = json_number(r.info.measure);
+  j["nnz"] = r.info.nnz;
+  j["nnz_rows"] = r.info.nnz_rows;
+  j["train_seconds"] = r.info.seconds;
+  if (test) add_test_json(j, *test);
+  return j;
+}
+
+/// The text report of one fit (what the README's main job shows).
+template <class Scalar>
+void print_summary(std::ostream& out, const Result<Scalar>& r, const FitSettings& s,
+                   const std::optional<TestScore>& test) {
+  const auto& info = r.info;
+  out << std::setprecision(10) << "solver " << r.model.provenance().solver << "  loss " << s.loss << "  penalty "
+      << s.penalty << "  lambda " << s.lambda << "  mu " << s.mu << '\n'
+      << "status " << to_string(info.status) << " after " << info.epochs << " epochs, " << info.measure_name << ' '
+      << std::setprecision(3) << info.measure << '\n'
+      << std::setprecision(10) << "objective " << info.objective << '\n'
+      << "nonzero feature rows " << info.nnz_rows << " of " << r.model.n_features() << "  (nonzero weights "
+      << info.nnz << ")\n"
+      << std::setprecision(4) << "train time " << info.seconds << " s\n";
+  if (test) out << "test " << describe(*test) << '\n';
+}
+
+/// One line of a regularisation path.
+template <class Scalar>
+void print_path_line(std::ostream& out, const Result<Scalar>& r, double lambda, const std::optional<TestScore>& test) {
+  out << std::setprecision(6) << "lambda " << lambda << "  objective " << std::setprecision(10) << r.info.objective
+      << std::setprecision(6) << "  nnz_rows " << r.info.nnz_rows << "  epochs " << r.info.epochs << "  time "
+      << r.info.seconds << "s  " << to_string(r.info.status);
+  if (test) out << "  test " << describe(*test);
+  out << '\n';
+}
+
+/// Trains (one λ or a path) in the given precision; returns the exit status.
+template <class Scalar>
+int train(TrainArgs& args, const SolverSpec& spec) {
+  Dataset<Scalar> data = read_dataset<Scalar>(args.train_file, {.zero_based = args.zero_based});
+  const std::int64_t data_features = data.n_features();
+  if (data.multilabel() && !loss_supports_multilabel(args.fit.loss))
+    throw UsageError("--loss " + args.fit.loss + " does not support multilabel data (" + args.train_file +
+                     " has samples with several or no labels); multilabel losses: " + join(multilabel_losses()));
+  if (args.bias >= 0) data = append_bias(data, args.bias);
+  if (!args.class_weights.empty()) data.set_class_weights(parse_class_weights(args.class_weights, data.encoder()));
+
+  std::optional<Dataset<Scalar>> test;
+  if (!args.test_file.empty())
+    test = read_dataset<Scalar>(args.test_file, {.zero_based = args.zero_based,
+                                                 .n_features = data_features,
+                                                 .labels = &data.encoder(),
+                                                 .multilabel = data.multilabel()});
+
+  const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
+  ToolCallback callback{args.verbose ? &std::cerr : nullptr};
+  auto finish = [&](Result<Scalar>& r) {
+    r.model.provenance().bias = args.bias;
+    std::optional<TestScore> score;
+    if (test) score = score_model(r.model, *test);
+    return score;
+  };
+
+  const auto path = parse_path(args.path);
+  nlohmann::json out;
+  std::optional<Result<Scalar>> result;
+  if (!path) {
+    result = fit(data, args.fit, nullptr, callback);
+    const auto score = finish(*result);
+    out = fit_json(*result, args.fit, score);
+    if (!args.json) print_summary(std::cout, *result, args.fit, score);
+  } else {
+    // Regularisation path: λ_max (the smallest λ with W = 0 optimal) down to λ_max·ratio,
+    // log-spaced, each solve warm-started from the previous model.
+    const double lambda_max = compute_lambda_max(data, args.fit);
+    nlohmann::json points = nlohmann::json::array();
+    if (!args.json) std::cout << "# lambda_max " << lambda_max << "\n";
+    for (int k = 0; k < path->points; ++k) {
+      const double t = path->points == 1 ? 0.0 : static_cast<double>(k) / (path->points - 1);
+      args.fit.lambda = lambda_max * std::pow(path->ratio, t);
+      Result<Scalar> next = fit(data, args.fit, result ? &result->model : nullptr, callback);
+      const auto score = finish(next);
+      points.push_back(fit_json(next, args.fit, score));
+      if (!args.json) print_path_line(std::cout, next, args.fit.lambda, score);
+      result = std::move(next);
+      if (result->info.status == Status::numerical_issue) break;
+    }
+    out = points.back();
+    out["lambda_max"] = lambda_max;
+    out["path"] = std::move(points);
+  }
+  if (args.json) std::cout << out.dump() << std::endl;
+  if (result->info.status == Status::numerical_issue)
+    throw NumericalError("the solver stopped on non-finite values (status numerical_issue); the model was not saved");
+  save_model(result->model, args.model_file, args.model_format);
+  return exit_ok;
+}
+
+}  // namespace
+}  // namespace sparsemc::tools
+
+int main(int argc, char** argv) {
+  using namespace sparsemc::tools;
+  TrainArgs args;
+  CLI::App app{
+      "sparsemc-train: fit a sparse linear multiclass/multilabel model by minimising\n"
+      "  F(W) = (1/n) sum_i c_i loss(W'x_i + b, y_i) + lambda R(W) + (mu/2) ||W||_F^2      (1)\n"
+      "on TRAIN (LIBSVM/SVMlight text: 'label idx:val ...' or multilabel 'l1,l2 idx:val ...', plain,\n"
+      ".gz or .bz2) and save the model to MODEL.",
+      "sparsemc-train"};
+  app.get_formatter()->column_width(34);
+  app.add_option("TRAIN", args.train_file, "training data file")->required();
+  app.add_option("MODEL", args.model_file, "where the model is written")->required();
+  app.add_option("--loss", args.fit.loss,
+                 "loss l of (1) (default squared-hinge): squared-hinge (Weston-Watkins), ovr-squared-hinge "
+                 "(one-vs-rest), crammer-singer (multilabel: separation ranking), logistic (multinomial), "
+                 "least-squares")
+      ->type_name("NAME")
+      ->check(one_of(names_of(AllLosses{})));
+  app.add_option("--penalty", args.fit.penalty,
+                 "penalty R of (1) (default l1l2): l1l2 (sum of row 2-norms, feature selection), l1 (sum of "
+                 "|w_jk|), l1linf (sum of row max-norms), none")
+      ->type_name("NAME")
+      ->check(one_of(names_of(AllPenalties{})));
+  auto* lambda = app.add_option("--lambda", args.fit.lambda, "lambda of (1), a number >= 0 (default 0.001)")
+                     ->type_name("X")
+                     ->check(real_at_least(0));
+  app.add_option("--mu", args.fit.mu, "mu of (1), the ridge weight, a number >= 0 (default 0)")
+      ->type_name("X")
+      ->check(real_at_least(0));
+  app.add_option("--solver", args.solver,
+                 "solver: " + Registry::names() + " (default auto: the best registered solver for the loss "
+                 "and penalty; see the list below)")
+      ->type_name("NAME");
+  app.add_option_function<double>("--tol", [&](double v) { args.fit.tol = v; },
+                                  "relative tolerance on the solver's stopping measure, a number > 0 (default: "
+                                  "the solver's, listed below)")
+      ->type_name("X")
+      ->check(real_at_least(0, true));
+  app.add_option_function<std::int64_t>("--max-epochs", [&](std::int64_t v) { args.fit.max_epochs = v; },
+                                        "maximum passes over the data, an integer >= 1 (default: the solver's, "
+                                        "listed below); reaching it is a success with status max_iter")
+      ->type_name("N")
+      ->check(integer_at_least(1));
+  app.add_option("--time-limit", args.fit.time_limit,
+                 "wall-clock budget of the solve in seconds, a number >= 0; 0 = none (default 0)")
+      ->type_name("SECONDS")
+      ->check(real_at_least(0));
+  app.add_option_function<std::uint64_t>("--seed", [&](std::uint64_t v) { args.fit.seed = v; },
+                                         "seed of randomised solvers, an integer >= 0 (default: the solver's)")
+      ->type_name("N")
+      ->check(integer_at_least(0));
+  app.add_option("--threads", args.fit.threads,
+                 "threads, an integer >= 1 (default 1; effective in builds with SPARSEMC_USE_OPENMP)")
+      ->type_name("N")
+      ->check(integer_at_least(1));
+  app.add_option("--bias", args.bias,
+                 "append a constant feature of value B to every sample (LIBLINEAR's -B; it is penalised like "
+                 "any feature), a number >= 0 (default: none)")
+      ->type_name("B")
+      ->check(real_at_least(0));
+  app.add_flag("--intercept", args.fit.fit_intercept,
+               "fit an unpenalised intercept b (where the solver supports it; default off)");
+  app.add_option("--class-weight", args.class_weights,
+                 "multiply the cost c_i of samples of class LABEL by W >= 0 (LIBLINEAR's -wi); repeatable "
+                 "(default: all 1)")
+      ->type_name("LABEL:W")
+      ->allow_extra_args(false);
+  app.add_flag("--zero-based", args.zero_based, "feature indices in the files start at 0 (default: at 1)");
+  app.add_flag("--float", args.use_float, "compute in single precision (default: double)");
+  app.add_option("--model-format", args.model_format,
+                 "native (sparse text, exact) or liblinear (LIBLINEAR's model format, for liblinear-predict) "
+                 "(default native)")
+      ->type_name("FORMAT")
+      ->check(one_of({"native", "liblinear"}));
+  app.add_option("--test", args.test_file,
+                 "evaluate the model on FILE (read with the training features and labels) and report accuracy "
+                 "(multiclass) or precision@1 (multilabel) (default: none)")
+      ->type_name("FILE");
+  app.add_option("--path", args.path,
+                 "solve a regularisation path instead of one lambda: N values from lambda_max (where W = 0 "
+                 "becomes optimal) down to lambda_max*RATIO, log-spaced, each warm-started from the previous; "
+                 "prints one line per lambda; MODEL receives the last model (default: off; RATIO default 0.01)")
+      ->type_name("N[:RATIO]")
+      ->excludes(lambda);
+  app.add_flag("--verbose", args.verbose, "print one line of progress per epoch on stderr (default off)");
+  app.add_flag("--json", args.json,
+               "print one JSON object on stdout instead of text: solver, loss, penalty, lambda, mu, status, "
+               "epochs, objective, measure_name, measure, nnz, nnz_rows, train_seconds, and test_accuracy "
+               "with --test (with --path: also lambda_max and 'path', one object per lambda) (default: text)");
+  app.footer(Registry::help() + "\n" + exit_status_help);
+
+  return run_tool("sparsemc-train", app, argc, argv, [&] {
+    const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
+#ifdef SPARSEMC_USE_OPENMP
+    omp_set_num_threads(args.fit.threads);
+#endif
+    return args.use_float ? train<float>(args, spec) : train<double>(args, spec);
+  });
+}
