@@ -4,16 +4,32 @@
 /// rows with a nonzero weight — sparse models are tiny), an unpenalised intercept b ∈ R^K,
 /// the label table, and the provenance of the fit. Scores are s = Wᵀx + b.
 ///
+/// Scoring accepts a `CsrView` (streamed sample by sample), a `CscView` (walked feature by
+/// feature) or any dense Eigen matrix with samples in rows (e.g. `DenseRowView`); single
+/// samples are scored from a sparse row `X.outer(i)` or a dense `std::span`. Every path sums
+/// a sample's terms in the same order — features by increasing index, then the bias
+/// feature, then the intercept — so all of them give bit-identical scores, and the order is
+/// LIBLINEAR's, so a model exchanged with LIBLINEAR (io/liblinear_model.hpp) predicts alike.
+///
 /// \code
 ///   sparsemc::LinearModel<double> model(W_dense, b, encoder.labels());   // keeps nonzero rows
 ///   auto scores = model.decision_function(test.csr());                  // n × K
 ///   std::vector<sparsemc::Label> yhat = model.predict(test.csr());
+///   sparsemc::ClassRanking best5 = model.top_k(test.csr(), 5);          // n × 5, best first
+///   if (model.provenance().loss == "logistic") auto P = model.predict_proba(test.csr());
+///   std::vector<double> s(model.n_classes());
+///   model.decision_function(test.csr().outer(0), std::span<double>(s)); // one sample, no allocation
 /// \endcode
 
 #include <Eigen/Core>
 
+#include <algorithm>
+#include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <limits>
+#include <numeric>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -38,6 +54,49 @@ struct ModelProvenance {
   double bias = -1.0;
 };
 
+/// Per-sample ranking of classes (what `LinearModel::top_k` returns): row i holds sample i's
+/// best class indices, best first.
+using ClassRanking = Eigen::Matrix<ClassIndex, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+namespace detail {
+template <class T, class Scalar>
+inline constexpr bool is_csr_view_v = false;
+template <class Scalar, class Index>
+inline constexpr bool is_csr_view_v<SparseView<Scalar, Index, Eigen::RowMajor>, Scalar> = true;
+template <class T, class Scalar>
+inline constexpr bool is_csc_view_v = false;
+template <class Scalar, class Index>
+inline constexpr bool is_csc_view_v<SparseView<Scalar, Index, Eigen::ColMajor>, Scalar> = true;
+}  // namespace detail
+
+/// What a `LinearModel<Scalar>` scores: a `CsrView` or `CscView` of the same Scalar, or a
+/// dense Eigen matrix expression of the same Scalar with one sample per row.
+template <class X, class Scalar>
+concept ScorableBy = detail::is_csr_view_v<X, Scalar> || detail::is_csc_view_v<X, Scalar> ||
+                     (std::derived_from<X, Eigen::MatrixBase<X>> && std::same_as<typename X::Scalar, Scalar>);
+
+/// A linear multiclass / multilabel model: scores s = Wᵀx + b ∈ R^K (objective (1) of
+/// ARCHITECTURE.md), W ∈ R^{d×K} row-sparse, labels as read.
+///
+/// Conventions a user can rely on:
+/// - Features at or beyond the model's data features (n_features(), or n_features()−1 when
+///   a bias feature is set) are ignored, like LIBLINEAR does for test data wider than the
+///   training data; missing features are zeros.
+/// - Bias feature (provenance().bias = β ≥ 0): feature n_features()−1 is the constant β,
+///   appended by the model itself; a data column at that index is ignored (not counted twice).
+/// - Argmax ties go to the first class (smallest class index), like LIBLINEAR; NaN scores
+///   rank below every number.
+/// - Labels are kept in the order given; class k's label is labels()[k]. Models trained by
+///   sparsemc have them sorted (LabelEncoder); imported ones may not: map data labels to
+///   classes with class_of().
+///
+/// \code
+///   const auto yhat = model.predict(X);                        // labels
+///   const auto k = model.predict_classes(X);                   // class indices
+///   const sparsemc::ClassRanking top = model.top_k(X, 3);      // n × 3
+///   const auto P = model.predict_proba(X);                     // logistic models only
+///   const sparsemc::ClassIndex c = model.class_of(label);      // −1 if unknown
+/// \endcode
 template <RealScalar Scalar>
 class LinearModel {
  public:
@@ -65,6 +124,7 @@ class LinearModel {
       }
     }
     build_row_of_feature();
+    build_label_index();
   }
 
   /// From stored rows: `support` (strictly increasing feature indices < n_features) and the
@@ -81,6 +141,7 @@ class LinearModel {
         throw std::invalid_argument("LinearModel: support must be strictly increasing feature indices in [0, n_features)");
     }
     build_row_of_feature();
+    build_label_index();
   }
 
   [[nodiscard]] std::int64_t n_features() const noexcept { return n_features_; }
@@ -107,6 +168,18 @@ class LinearModel {
     return (j >= 0 && j < n_features_) ? row_of_feature_[static_cast<std::size_t>(j)] : -1;
   }
 
+  /// Features the data supplies: n_features(), minus the bias feature when there is one.
+  /// Data columns at or beyond this are ignored by scoring.
+  [[nodiscard]] std::int64_t n_data_features() const noexcept {
+    return provenance_.bias >= 0 ? std::max<std::int64_t>(n_features_ - 1, 0) : n_features_;
+  }
+
+  /// Class index of a label (O(log K)), or −1 when the model does not know the label.
+  [[nodiscard]] ClassIndex class_of(Label label) const noexcept {
+    const auto it = std::lower_bound(label_index_.begin(), label_index_.end(), std::pair<Label, ClassIndex>{label, 0});
+    return (it != label_index_.end() && it->first == label) ? it->second : ClassIndex{-1};
+  }
+
   /// W as a dense d × K matrix.
   [[nodiscard]] RowMatrix dense() const {
     RowMatrix W = RowMatrix::Zero(n_features_, n_classes());
@@ -114,51 +187,183 @@ class LinearModel {
     return W;
   }
 
-  /// Scores S = XW + 1bᵀ (n × K) for a CSR X. Features at or beyond n_features() (or
-  /// beyond the data columns when a bias feature is set) are ignored, like LIBLINEAR; the bias
-  /// feature, if any, is appended.
+  // ---- scores of one sample (no allocation) -------------------------------------------------
+
+  /// Scores s = Wᵀx + b of one sparse sample, e.g. `X.outer(i)` of a CsrView, written into
+  /// `out` (K entries). Indices must be increasing (views guarantee it).
+  template <StorageIndex Index>
+  void decision_function(const SparseSlice<Scalar, Index>& x, std::span<Scalar> out) const {
+    auto s = output_row(out);
+    s.setZero();
+    const std::int64_t data_features = n_data_features();
+    for (auto [j, x_j] : x) {
+      if (j >= data_features) break;
+      const std::int64_t r = row_of_feature_[static_cast<std::size_t>(j)];
+      if (r >= 0) s += x_j * rows_.row(r);
+    }
+    finish_scores(s);
+  }
+
+  /// Scores of one dense sample x (entry j = feature j; a shorter x means trailing zeros),
+  /// written into `out` (K entries). Zero entries are skipped, so a dense sample scores
+  /// bit-identically to the same sample stored sparse.
+  void decision_function(std::span<const Scalar> x, std::span<Scalar> out) const {
+    auto s = output_row(out);
+    s.setZero();
+    const std::int64_t data_features = std::min<std::int64_t>(n_data_features(), static_cast<std::int64_t>(x.size()));
+    for (std::size_t r = 0; r < support_.size() && support_[r] < data_features; ++r) {
+      const Scalar x_j = x[static_cast<std::size_t>(support_[r])];
+      if (x_j != Scalar(0)) s += x_j * rows_.row(static_cast<Eigen::Index>(r));
+    }
+    finish_scores(s);
+  }
+
+  /// Predicted class of one sparse sample (argmax of its scores, first on ties).
+  template <StorageIndex Index>
+  [[nodiscard]] ClassIndex predict_class(const SparseSlice<Scalar, Index>& x) const {
+    require_classes("predict_class");
+    std::vector<Scalar> s(static_cast<std::size_t>(n_classes()));
+    decision_function(x, std::span<Scalar>(s));
+    return argmax(s);
+  }
+
+  /// Predicted class of one dense sample.
+  [[nodiscard]] ClassIndex predict_class(std::span<const Scalar> x) const {
+    require_classes("predict_class");
+    std::vector<Scalar> s(static_cast<std::size_t>(n_classes()));
+    decision_function(x, std::span<Scalar>(s));
+    return argmax(s);
+  }
+
+  // ---- scores of many samples ---------------------------------------------------------------
+
+  /// Scores S = XW + 1bᵀ (n × K) for a CSR X, one sample at a time (parallel over samples
+  /// with SPARSEMC_USE_OPENMP).
   template <StorageIndex Index>
   [[nodiscard]] RowMatrix decision_function(const CsrView<Scalar, Index>& X) const {
     RowMatrix S(X.rows(), n_classes());
-    const std::int64_t data_features = provenance_.bias >= 0 ? n_features_ - 1 : n_features_;
-    const std::int64_t bias_row = provenance_.bias >= 0 ? row_of_feature(n_features_ - 1) : -1;
-    for (Index i = 0; i < X.rows(); ++i) {
+    const Eigen::Index n = X.rows();
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (Eigen::Index i = 0; i < n; ++i) decision_function(X.outer(static_cast<Index>(i)), row_span(S, i));
+    return S;
+  }
+
+  /// Scores S = XW + 1bᵀ for a CSC X, walking the model's features column by column. Each
+  /// sample still receives its terms in increasing feature order: same result as for CSR.
+  template <StorageIndex Index>
+  [[nodiscard]] RowMatrix decision_function(const CscView<Scalar, Index>& X) const {
+    RowMatrix S = RowMatrix::Zero(X.rows(), n_classes());
+    const std::int64_t data_features = std::min<std::int64_t>(n_data_features(), X.cols());
+    for (std::size_t r = 0; r < support_.size() && support_[r] < data_features; ++r) {
+      const auto row = rows_.row(static_cast<Eigen::Index>(r));
+      for (auto [i, x_ij] : X.outer(static_cast<Index>(support_[r]))) S.row(i) += x_ij * row;
+    }
+    for (Eigen::Index i = 0; i < S.rows(); ++i) {
       auto s = S.row(i);
-      if (has_intercept()) s = intercept_.transpose();
-      else s.setZero();
-      for (auto [j, x_ij] : X.outer(i)) {
-        if (j >= data_features) break;
-        const std::int64_t r = row_of_feature_[static_cast<std::size_t>(j)];
-        if (r >= 0) s += x_ij * rows_.row(r);
-      }
-      if (bias_row >= 0) s += static_cast<Scalar>(provenance_.bias) * rows_.row(bias_row);
+      finish_scores(s);
     }
     return S;
   }
 
-  /// Predicted class index per sample: argmax of the scores (first maximum on ties).
-  template <StorageIndex Index>
-  [[nodiscard]] std::vector<ClassIndex> predict_classes(const CsrView<Scalar, Index>& X) const {
-    const RowMatrix S = decision_function(X);
-    std::vector<ClassIndex> out(static_cast<std::size_t>(S.rows()));
-    for (Eigen::Index i = 0; i < S.rows(); ++i) {
-      Eigen::Index k = 0;
-      S.row(i).maxCoeff(&k);
-      out[static_cast<std::size_t>(i)] = static_cast<ClassIndex>(k);
-    }
+  /// Scores S = XW + 1bᵀ for a dense X with samples in rows (a `DenseRowView`, an Eigen
+  /// matrix of either storage order — a column-major one is copied once — or a block).
+  [[nodiscard]] RowMatrix decision_function(const Eigen::Ref<const RowMatrix>& X) const {
+    RowMatrix S(X.rows(), n_classes());
+    const Eigen::Index n = X.rows();
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (Eigen::Index i = 0; i < n; ++i) decision_function(dense_row(X, i), row_span(S, i));
+    return S;
+  }
+
+  /// Predicted class index per sample: argmax of the scores (first maximum on ties). Streams
+  /// samples: no n × K matrix is formed (except for a CscView).
+  template <class Design>
+    requires ScorableBy<Design, Scalar>
+  [[nodiscard]] std::vector<ClassIndex> predict_classes(const Design& X) const {
+    require_classes("predict_classes");
+    std::vector<ClassIndex> out(static_cast<std::size_t>(X.rows()));
+    for_each_sample_scores(X, [&](Eigen::Index i, std::span<const Scalar> s, std::vector<ClassIndex>&) {
+      out[static_cast<std::size_t>(i)] = argmax(s);
+    });
     return out;
   }
 
   /// Predicted label (as read) per sample.
-  template <StorageIndex Index>
-  [[nodiscard]] std::vector<Label> predict(const CsrView<Scalar, Index>& X) const {
+  template <class Design>
+    requires ScorableBy<Design, Scalar>
+  [[nodiscard]] std::vector<Label> predict(const Design& X) const {
     const auto classes = predict_classes(X);
     std::vector<Label> out(classes.size());
     for (std::size_t i = 0; i < classes.size(); ++i) out[i] = labels_[static_cast<std::size_t>(classes[i])];
     return out;
   }
 
+  /// The k best classes of every sample, best first (n × min(k, K)); ties go to the smaller
+  /// class index, NaN scores rank last, so column 0 equals predict_classes(). For multilabel
+  /// and extreme classification (precision@k, model/metrics.hpp). Throws
+  /// `std::invalid_argument` for k < 1; k > K is clamped to K.
+  template <class Design>
+    requires ScorableBy<Design, Scalar>
+  [[nodiscard]] ClassRanking top_k(const Design& X, ClassIndex k) const {
+    require_classes("top_k");
+    if (k < 1) throw std::invalid_argument("top_k: k must be >= 1, got " + std::to_string(k));
+    const ClassIndex K = n_classes();
+    const ClassIndex kept = std::min(k, K);
+    ClassRanking ranking(X.rows(), kept);
+    for_each_sample_scores(X, [&](Eigen::Index i, std::span<const Scalar> s, std::vector<ClassIndex>& order) {
+      order.resize(static_cast<std::size_t>(K));
+      std::iota(order.begin(), order.end(), ClassIndex{0});
+      const auto better = [s](ClassIndex a, ClassIndex b) {
+        const Scalar sa = rank_key(s[static_cast<std::size_t>(a)]);
+        const Scalar sb = rank_key(s[static_cast<std::size_t>(b)]);
+        return sa > sb || (sa == sb && a < b);
+      };
+      // O(K) selection, then an O(k log k) sort of the selected.
+      if (kept < K) std::nth_element(order.begin(), order.begin() + kept - 1, order.end(), better);
+      std::sort(order.begin(), order.begin() + kept, better);
+      std::copy(order.begin(), order.begin() + kept, ranking.row(i).data());
+    });
+    return ranking;
+  }
+
+  /// Class probabilities P(k | x) = exp(s_k) / Σ_r exp(s_r) (n × K, rows sum to 1), for
+  /// models trained with the multinomial logistic loss (provenance().loss == "logistic");
+  /// any other model throws `std::logic_error` (its scores are not log-odds). Computed with
+  /// the max shift, so no score overflows: scores of ±1e6 give 0/1, never NaN. An infinite
+  /// score takes the whole mass (shared among equal infinite scores); only NaN scores (from
+  /// NaN data) give NaN.
+  template <class Design>
+    requires ScorableBy<Design, Scalar>
+  [[nodiscard]] RowMatrix predict_proba(const Design& X) const {
+    require_logistic("predict_proba");
+    RowMatrix P(X.rows(), n_classes());
+    for_each_sample_scores(X, [&](Eigen::Index i, std::span<const Scalar> s, std::vector<ClassIndex>&) {
+      softmax(s, row_span(P, i));
+    });
+    return P;
+  }
+
+  /// log P(k | x) = s_k − logsumexp(s) (n × K), the stable way to a log-likelihood: a
+  /// probability that underflows to 0 in predict_proba is still a finite log here. Logistic
+  /// models only (`std::logic_error` otherwise).
+  template <class Design>
+    requires ScorableBy<Design, Scalar>
+  [[nodiscard]] RowMatrix predict_log_proba(const Design& X) const {
+    require_logistic("predict_log_proba");
+    RowMatrix L(X.rows(), n_classes());
+    for_each_sample_scores(X, [&](Eigen::Index i, std::span<const Scalar> s, std::vector<ClassIndex>&) {
+      log_softmax(s, row_span(L, i));
+    });
+    return L;
+  }
+
  private:
+  using RowVectorMap = Eigen::Map<Eigen::Matrix<Scalar, 1, Eigen::Dynamic>>;
+
   void check_shapes(Eigen::Index K) const {
     if (K != static_cast<Eigen::Index>(labels_.size()))
       throw std::invalid_argument("LinearModel: W has " + std::to_string(K) + " columns but there are " +
@@ -171,6 +376,126 @@ class LinearModel {
     for (std::size_t r = 0; r < support_.size(); ++r)
       row_of_feature_[static_cast<std::size_t>(support_[r])] = static_cast<std::int64_t>(r);
   }
+  /// Sorted (label, class) pairs for class_of(); rejects a label table with duplicates.
+  void build_label_index() {
+    label_index_.resize(labels_.size());
+    for (std::size_t k = 0; k < labels_.size(); ++k) label_index_[k] = {labels_[k], static_cast<ClassIndex>(k)};
+    std::sort(label_index_.begin(), label_index_.end());
+    for (std::size_t k = 1; k < label_index_.size(); ++k)
+      if (label_index_[k].first == label_index_[k - 1].first)
+        throw std::invalid_argument("LinearModel: label " + std::to_string(label_index_[k].first) +
+                                    " appears twice in the label table");
+  }
+
+  void require_classes(const char* what) const {
+    if (labels_.empty()) throw std::logic_error(std::string(what) + ": the model has no classes");
+  }
+  void require_logistic(const char* what) const {
+    if (provenance_.loss != "logistic")
+      throw std::logic_error(std::string(what) + " needs a model trained with the logistic loss; this one has loss '" +
+                             provenance_.loss + "', whose scores are not log-probabilities");
+    require_classes(what);
+  }
+
+  RowVectorMap output_row(std::span<Scalar> out) const {
+    if (static_cast<ClassIndex>(out.size()) != n_classes())
+      throw std::invalid_argument("decision_function: the output has " + std::to_string(out.size()) +
+                                  " entries, the model has " + std::to_string(n_classes()) + " classes");
+    return RowVectorMap(out.data(), static_cast<Eigen::Index>(out.size()));
+  }
+  /// Adds the bias feature's row, then the intercept (LIBLINEAR's order: bias feature last).
+  template <class Row>
+  void finish_scores(Row& s) const {
+    if (provenance_.bias >= 0 && n_features_ > 0) {
+      const std::int64_t r = row_of_feature_[static_cast<std::size_t>(n_features_ - 1)];
+      if (r >= 0) s += static_cast<Scalar>(provenance_.bias) * rows_.row(r);
+    }
+    if (has_intercept()) s += intercept_.transpose();
+  }
+
+  static std::span<Scalar> row_span(RowMatrix& M, Eigen::Index i) {
+    return {M.row(i).data(), static_cast<std::size_t>(M.cols())};
+  }
+  static std::span<const Scalar> dense_row(const Eigen::Ref<const RowMatrix>& X, Eigen::Index i) {
+    return {X.row(i).data(), static_cast<std::size_t>(X.cols())};
+  }
+
+  /// NaN ranks below every number.
+  static Scalar rank_key(Scalar v) noexcept { return std::isnan(v) ? -std::numeric_limits<Scalar>::infinity() : v; }
+  /// First maximum (LIBLINEAR's rule: a later class must be strictly better).
+  static ClassIndex argmax(std::span<const Scalar> s) noexcept {
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < s.size(); ++k)
+      if (rank_key(s[k]) > rank_key(s[best])) best = k;
+    return static_cast<ClassIndex>(best);
+  }
+
+  /// p = softmax(s) with the max shift; see predict_proba for the infinite cases.
+  static void softmax(std::span<const Scalar> s, std::span<Scalar> p) {
+    constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
+    Scalar m = -inf;
+    for (Scalar v : s) m = v > m ? v : m;
+    if (std::isinf(m)) {  // +inf: the infinite scores share the mass; −inf: every number is −inf
+      std::size_t count = 0;
+      for (Scalar v : s) count += v == m ? 1 : 0;
+      for (std::size_t k = 0; k < s.size(); ++k)
+        p[k] = std::isnan(s[k]) ? s[k] : (s[k] == m ? Scalar(1) / static_cast<Scalar>(count) : Scalar(0));
+      return;
+    }
+    Scalar z = 0;
+    for (std::size_t k = 0; k < s.size(); ++k) z += (p[k] = std::exp(s[k] - m));
+    for (Scalar& v : p) v /= z;
+  }
+  /// log softmax(s) = (s − m) − log Σ exp(s − m).
+  static void log_softmax(std::span<const Scalar> s, std::span<Scalar> out) {
+    constexpr Scalar inf = std::numeric_limits<Scalar>::infinity();
+    Scalar m = -inf;
+    for (Scalar v : s) m = v > m ? v : m;
+    if (std::isinf(m)) {
+      softmax(s, out);
+      for (Scalar& v : out) v = std::log(v);
+      return;
+    }
+    Scalar z = 0;
+    for (Scalar v : s) z += std::exp(v - m);
+    const Scalar log_z = std::log(z);  // subtracted after the shift: no cancellation against m
+    for (std::size_t k = 0; k < s.size(); ++k) out[k] = (s[k] - m) - log_z;
+  }
+
+  /// Calls f(i, scores of sample i, per-thread scratch) for every sample, streaming (one
+  /// K-buffer per thread) except for a CscView, which is scored as a whole first.
+  template <class Design, class F>
+  void for_each_sample_scores(const Design& X, F&& f) const {
+    if constexpr (detail::is_csc_view_v<Design, Scalar>) {
+      RowMatrix S = decision_function(X);
+      std::vector<ClassIndex> scratch;
+      for (Eigen::Index i = 0; i < S.rows(); ++i) f(i, std::span<const Scalar>(row_span(S, i)), scratch);
+    } else if constexpr (detail::is_csr_view_v<Design, Scalar>) {
+      stream_samples(X.rows(), f, [&](Eigen::Index i, std::span<Scalar> out) {
+        decision_function(X.outer(static_cast<typename Design::index_type>(i)), out);
+      });
+    } else {
+      const Eigen::Ref<const RowMatrix> Xd(X);
+      stream_samples(Xd.rows(), f, [&](Eigen::Index i, std::span<Scalar> out) { decision_function(dense_row(Xd, i), out); });
+    }
+  }
+  template <class F, class Score>
+  void stream_samples(Eigen::Index n, F& f, const Score& score) const {
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp parallel
+#endif
+    {
+      std::vector<Scalar> buffer(static_cast<std::size_t>(n_classes()));
+      std::vector<ClassIndex> scratch;
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp for schedule(static)
+#endif
+      for (Eigen::Index i = 0; i < n; ++i) {
+        score(i, std::span<Scalar>(buffer));
+        f(i, std::span<const Scalar>(buffer), scratch);
+      }
+    }
+  }
 
   std::int64_t n_features_ = 0;
   std::vector<std::int64_t> support_;
@@ -178,6 +503,7 @@ class LinearModel {
   Vector intercept_;
   std::vector<Label> labels_;
   std::vector<std::int64_t> row_of_feature_;
+  std::vector<std::pair<Label, ClassIndex>> label_index_;
   ModelProvenance provenance_;
 };
 

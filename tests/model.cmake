@@ -1,0 +1,2 @@
+# LinearModel scoring, metrics, native model format and LIBLINEAR model interchange.
+sparsemc_add_test(test_model test_model.cpp)

@@ -1,0 +1,918 @@
+// LinearModel scoring (CSR, CSC, dense, single samples), probabilities, top-k, metrics, the
+// native model format and LIBLINEAR model interchange (checked against the real binaries).
+#include <catch2/catch.hpp>
+
+#include <sparsemc/core/rng.hpp>
+#include <sparsemc/io/liblinear_model.hpp>
+#include <sparsemc/io/libsvm_reader.hpp>
+#include <sparsemc/io/model_io.hpp>
+#include <sparsemc/model/linear_model.hpp>
+#include <sparsemc/model/metrics.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <set>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace sparsemc;
+namespace fs = std::filesystem;
+
+namespace {
+
+template <class Scalar>
+using RowMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class Scalar>
+using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+
+// CSR matrix from dense rows (entries equal to 0 are not stored).
+template <class Scalar, class Index = std::int32_t>
+CsrMatrix<Scalar, Index> csr_from(const RowMatrix<Scalar>& dense) {
+  CsrMatrix<Scalar, Index> m = dense.sparseView();
+  m.makeCompressed();
+  return m;
+}
+
+// The hand-computed model of the scoring tests: d = 4, K = 3, feature 1 zero (not stored).
+template <class Scalar>
+LinearModel<Scalar> hand_model(bool with_intercept) {
+  RowMatrix<Scalar> W(4, 3);
+  W << 1, 0, -1,  //
+      0, 0, 0,    //
+      0.5, 2, 0,  //
+      -1, 1, 1;
+  Vector<Scalar> b(3);
+  b << 0.5, -0.25, 0.125;
+  return LinearModel<Scalar>(W, with_intercept ? b : Vector<Scalar>(), {10, 20, 30});
+}
+
+// Samples of the hand model, 6 columns: columns 4 and 5 lie beyond the model.
+template <class Scalar>
+RowMatrix<Scalar> hand_samples() {
+  RowMatrix<Scalar> X = RowMatrix<Scalar>::Zero(3, 6);
+  X(0, 0) = 1;
+  X(0, 2) = 2;
+  X(1, 3) = 1;
+  X(1, 5) = 100;
+  return X;  // sample 2 is empty
+}
+
+template <class Scalar>
+bool same_bits(const Scalar* a, const Scalar* b, Eigen::Index n) {
+  return n == 0 || std::memcmp(a, b, sizeof(Scalar) * static_cast<std::size_t>(n)) == 0;
+}
+
+// Exact equality of everything a model holds (bitwise for the numbers).
+template <class Scalar>
+void require_identical(const LinearModel<Scalar>& a, const LinearModel<Scalar>& b) {
+  REQUIRE(a.n_features() == b.n_features());
+  REQUIRE(a.labels() == b.labels());
+  REQUIRE(a.support() == b.support());
+  REQUIRE(a.rows().rows() == b.rows().rows());
+  REQUIRE(a.rows().cols() == b.rows().cols());
+  REQUIRE(same_bits(a.rows().data(), b.rows().data(), a.rows().size()));
+  REQUIRE(a.has_intercept() == b.has_intercept());
+  REQUIRE(a.intercept().size() == b.intercept().size());
+  REQUIRE(same_bits(a.intercept().data(), b.intercept().data(), a.intercept().size()));
+  const auto& pa = a.provenance();
+  const auto& pb = b.provenance();
+  REQUIRE(pa.loss == pb.loss);
+  REQUIRE(pa.penalty == pb.penalty);
+  REQUIRE(pa.solver == pb.solver);
+  REQUIRE(pa.status == pb.status);
+  REQUIRE(std::bit_cast<std::uint64_t>(pa.lambda) == std::bit_cast<std::uint64_t>(pb.lambda));
+  REQUIRE(std::bit_cast<std::uint64_t>(pa.mu) == std::bit_cast<std::uint64_t>(pb.mu));
+  REQUIRE(std::bit_cast<std::uint64_t>(pa.bias) == std::bit_cast<std::uint64_t>(pb.bias));
+}
+
+// Values over many magnitudes, with the awkward ones: −0, subnormals, extremes, integers.
+template <class Scalar>
+Scalar awkward_value(Rng& rng) {
+  const double u = uniform_real(rng);
+  const std::size_t kind = uniform_index(rng, 10);
+  using limits = std::numeric_limits<Scalar>;
+  switch (kind) {
+    case 0: return Scalar(-0.0);
+    case 1: return limits::denorm_min() * static_cast<Scalar>(1 + uniform_index(rng, 1000));
+    case 2: return (u < 0.5 ? -1 : 1) * limits::max() * static_cast<Scalar>(uniform_real(rng));
+    case 3: return limits::min();
+    case 4: return static_cast<Scalar>(static_cast<int>(uniform_index(rng, 2001)) - 1000);
+    case 5: return static_cast<Scalar>(1) / 3;
+    default: {
+      const double exponent = -30.0 + 60.0 * uniform_real(rng);
+      return static_cast<Scalar>((u - 0.5) * std::pow(10.0, exponent));
+    }
+  }
+}
+
+// A random model: `density` of the d rows stored (each row has at least one nonzero).
+template <class Scalar>
+LinearModel<Scalar> random_model(std::int64_t d, ClassIndex K, double density, bool intercept, bool awkward,
+                                 std::uint64_t seed, std::vector<Label> labels = {}) {
+  Rng rng(seed);
+  std::vector<std::int64_t> support;
+  for (std::int64_t j = 0; j < d; ++j)
+    if (uniform_real(rng) < density) support.push_back(j);
+  RowMatrix<Scalar> rows(static_cast<Eigen::Index>(support.size()), K);
+  for (Eigen::Index r = 0; r < rows.rows(); ++r) {
+    for (ClassIndex k = 0; k < K; ++k)
+      rows(r, k) = awkward ? awkward_value<Scalar>(rng) : static_cast<Scalar>(2 * uniform_real(rng) - 1);
+    rows(r, static_cast<Eigen::Index>(uniform_index(rng, static_cast<std::size_t>(K)))) = Scalar(0.75);
+  }
+  Vector<Scalar> b;
+  if (intercept) {
+    b.resize(K);
+    for (ClassIndex k = 0; k < K; ++k) b[k] = awkward ? awkward_value<Scalar>(rng) : static_cast<Scalar>(uniform_real(rng) - 0.5);
+  }
+  if (labels.empty())
+    for (ClassIndex k = 0; k < K; ++k) labels.push_back(k + 1);
+  return LinearModel<Scalar>(d, std::move(support), std::move(rows), std::move(b), std::move(labels));
+}
+
+// A fresh directory under the system temp dir, removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("sparsemc_test_model_" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Scoring
+// ---------------------------------------------------------------------------------------------
+
+TEMPLATE_TEST_CASE("decision_function and predict on a hand-computed model", "[model]", float, double) {
+  using Scalar = TestType;
+  const auto model = hand_model<Scalar>(true);
+  REQUIRE(model.nnz_rows() == 3);  // feature 1 is not stored
+  REQUIRE(model.support() == std::vector<std::int64_t>{0, 2, 3});
+  const RowMatrix<Scalar> Xd = hand_samples<Scalar>();
+  const auto Xs = csr_from(Xd);
+  const CsrView<Scalar> X(Xs);
+
+  // s = Wᵀx + b by hand; columns 4 and 5 (beyond the model) are ignored.
+  RowMatrix<Scalar> expected(3, 3);
+  expected << 2.5, 3.75, -0.875,  //
+      -0.5, 0.75, 1.125,          //
+      0.5, -0.25, 0.125;
+  const RowMatrix<Scalar> S = model.decision_function(X);
+  REQUIRE(S == expected);
+  REQUIRE(model.predict_classes(X) == std::vector<ClassIndex>{1, 2, 0});
+  REQUIRE(model.predict(X) == std::vector<Label>{20, 30, 10});
+
+  SECTION("dense, CSC and single-sample paths give the same bits") {
+    REQUIRE(model.decision_function(Xd) == S);
+    const Eigen::Map<const RowMatrix<Scalar>> view(Xd.data(), Xd.rows(), Xd.cols());  // a DenseRowView
+    REQUIRE(model.decision_function(view) == S);
+    const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> col_major = Xd;
+    REQUIRE(model.decision_function(col_major) == S);
+    REQUIRE(model.predict(col_major) == std::vector<Label>{20, 30, 10});
+    const auto Xc = to_csc(X);
+    REQUIRE(model.decision_function(CscView<Scalar>(Xc)) == S);
+    REQUIRE(model.predict(CscView<Scalar>(Xc)) == std::vector<Label>{20, 30, 10});
+    std::vector<Scalar> s(3);
+    for (Eigen::Index i = 0; i < 3; ++i) {
+      model.decision_function(X.outer(static_cast<std::int32_t>(i)), std::span<Scalar>(s));
+      REQUIRE(RowMatrix<Scalar>(Eigen::Map<RowMatrix<Scalar>>(s.data(), 1, 3)) == S.row(i));
+      model.decision_function(std::span<const Scalar>(Xd.row(i).data(), 6), std::span<Scalar>(s));
+      REQUIRE(RowMatrix<Scalar>(Eigen::Map<RowMatrix<Scalar>>(s.data(), 1, 3)) == S.row(i));
+      // A dense sample shorter than the model: the missing features are zeros.
+      model.decision_function(std::span<const Scalar>(Xd.row(i).data(), 3), std::span<Scalar>(s));
+      REQUIRE(s[0] == S(i, 0) - (Xd(i, 3) * Scalar(-1)));
+    }
+    REQUIRE(model.predict_class(X.outer(1)) == 2);
+    REQUIRE(model.predict_class(std::span<const Scalar>(Xd.row(0).data(), 6)) == 1);
+    std::vector<Scalar> wrong(2);
+    REQUIRE_THROWS_AS(model.decision_function(X.outer(0), std::span<Scalar>(wrong)), std::invalid_argument);
+  }
+
+  SECTION("without intercept, an all-zero score vector is a tie won by class 0") {
+    const auto plain = hand_model<Scalar>(false);
+    REQUIRE(!plain.has_intercept());
+    REQUIRE(plain.decision_function(X).row(2).isZero());
+    REQUIRE(plain.predict_classes(X)[2] == 0);
+    REQUIRE(plain.top_k(X, 3).row(2) == Eigen::Matrix<ClassIndex, 1, 3>(0, 1, 2));
+  }
+
+  SECTION("class_of maps labels back to classes") {
+    REQUIRE(model.class_of(30) == 2);
+    REQUIRE(model.class_of(10) == 0);
+    REQUIRE(model.class_of(11) == -1);
+    RowMatrix<Scalar> W = RowMatrix<Scalar>::Ones(2, 2);
+    REQUIRE_THROWS_AS(LinearModel<Scalar>(W, Vector<Scalar>(), {5, 5}), std::invalid_argument);
+  }
+}
+
+TEMPLATE_TEST_CASE("a bias feature is appended by the model and a data column at its index is ignored",
+                   "[model]", float, double) {
+  using Scalar = TestType;
+  // n_features = 3: features 0, 1 from the data, feature 2 the constant bias 2.
+  RowMatrix<Scalar> W(3, 2);
+  W << 1, -1,  //
+      0, 0,    //
+      0.5, -0.5;
+  LinearModel<Scalar> model(W, Vector<Scalar>(), {-1, 1});
+  model.provenance().bias = 2;
+  REQUIRE(model.n_data_features() == 2);
+  RowMatrix<Scalar> Xd = RowMatrix<Scalar>::Zero(2, 8);
+  Xd(0, 0) = 1;
+  Xd(0, 2) = 100;  // at the bias index: ignored
+  Xd(0, 7) = 3;    // beyond the model: ignored
+  Xd(1, 1) = 5;
+  const auto Xs = csr_from(Xd);
+  const RowMatrix<Scalar> S = model.decision_function(CsrView<Scalar>(Xs));
+  RowMatrix<Scalar> expected(2, 2);
+  expected << 2, -2,  // 1·(1, −1) + 2·(0.5, −0.5)
+      1, -1;          // 2·(0.5, −0.5)
+  REQUIRE(S == expected);
+  REQUIRE(model.decision_function(Xd) == expected);
+  const auto Xc = to_csc(CsrView<Scalar>(Xs));
+  REQUIRE(model.decision_function(CscView<Scalar>(Xc)) == expected);
+  // Narrow data (only feature 0) scores the same: the bias does not come from the data.
+  const RowMatrix<Scalar> narrow = Xd.leftCols(1);
+  REQUIRE(model.decision_function(narrow) == expected);
+  // With an intercept too: bias feature, then intercept.
+  Vector<Scalar> b(2);
+  b << 0.25, -0.25;
+  LinearModel<Scalar> both(W, b, {-1, 1});
+  both.provenance().bias = 2;
+  REQUIRE(both.decision_function(Xd)(0, 0) == Scalar(2.25));
+}
+
+TEMPLATE_TEST_CASE("predict_proba is a stable softmax, only for logistic models", "[model]", float, double) {
+  using Scalar = TestType;
+  auto model = hand_model<Scalar>(true);
+  const auto Xs = csr_from(hand_samples<Scalar>());
+  const CsrView<Scalar> X(Xs);
+  REQUIRE_THROWS_AS(model.predict_proba(X), std::logic_error);
+  REQUIRE_THROWS_AS(model.predict_log_proba(X), std::logic_error);
+  model.provenance().loss = "logistic";
+
+  const RowMatrix<Scalar> S = model.decision_function(X);
+  const RowMatrix<Scalar> P = model.predict_proba(X);
+  const RowMatrix<Scalar> L = model.predict_log_proba(X);
+  for (Eigen::Index i = 0; i < 3; ++i) {
+    long double z = 0;
+    for (Eigen::Index k = 0; k < 3; ++k) z += std::exp(static_cast<long double>(S(i, k)));
+    for (Eigen::Index k = 0; k < 3; ++k) {
+      const long double p = std::exp(static_cast<long double>(S(i, k))) / z;
+      REQUIRE(static_cast<double>(P(i, k)) == Approx(static_cast<double>(p)).epsilon(1e-6));
+      REQUIRE(static_cast<double>(L(i, k)) == Approx(static_cast<double>(std::log(p))).epsilon(1e-6));
+    }
+    REQUIRE(P.row(i).sum() == Approx(1.0).epsilon(1e-6));
+  }
+  REQUIRE(model.top_k(X, 1).col(0) == Eigen::Matrix<ClassIndex, 3, 1>(1, 2, 0));
+
+  SECTION("scores of ±1e6 and ±inf give 0/1 and shared mass, never NaN") {
+    const Scalar inf = std::numeric_limits<Scalar>::infinity();
+    // One feature per case; sample i has only feature i, value 1, so s_i = row i.
+    RowMatrix<Scalar> W(6, 3);
+    W << 1e6, -1e6, 0,     //
+        1e6, 1e6, -1e6,    //
+        -1e6, -1e6, -1e6,  //
+        inf, 0, 0,         //
+        inf, inf, -inf,    //
+        -inf, -inf, -inf;
+    LinearModel<Scalar> extreme(W, Vector<Scalar>(), {0, 1, 2});
+    extreme.provenance().loss = "logistic";
+    const RowMatrix<Scalar> I = RowMatrix<Scalar>::Identity(6, 6);
+    const RowMatrix<Scalar> Pe = extreme.predict_proba(I);
+    RowMatrix<Scalar> expected(6, 3);
+    const Scalar third = Scalar(1) / 3;
+    expected << 1, 0, 0,  //
+        0.5, 0.5, 0,      //
+        third, third, third, 1, 0, 0, 0.5, 0.5, 0, third, third, third;
+    REQUIRE(Pe == expected);
+    const RowMatrix<Scalar> Le = extreme.predict_log_proba(I);
+    REQUIRE(Le(0, 0) == 0);
+    REQUIRE(Le(0, 1) == Scalar(-2e6));
+    REQUIRE(Le(0, 2) == Scalar(-1e6));
+    REQUIRE(Le(2, 0) == Approx(-std::log(3.0)));
+    REQUIRE(!Le.array().isNaN().any());
+  }
+}
+
+TEMPLATE_TEST_CASE("top_k ranks classes best first, ties by class index, NaN last", "[model]", float, double) {
+  using Scalar = TestType;
+  const Scalar nan = std::numeric_limits<Scalar>::quiet_NaN();
+  RowMatrix<Scalar> W(3, 5);
+  W << 3, 1, 4, 1, 5,  //
+      2, 2, 2, 2, 2,   //
+      nan, 1, 0, nan, -1;
+  LinearModel<Scalar> model(W, Vector<Scalar>(), {1, 2, 3, 4, 5});
+  const RowMatrix<Scalar> I = RowMatrix<Scalar>::Identity(3, 3);
+  ClassRanking top = model.top_k(I, 3);
+  REQUIRE(top.cols() == 3);
+  REQUIRE(top.row(0) == Eigen::Matrix<ClassIndex, 1, 3>(4, 2, 0));
+  REQUIRE(top.row(1) == Eigen::Matrix<ClassIndex, 1, 3>(0, 1, 2));
+  REQUIRE(top.row(2) == Eigen::Matrix<ClassIndex, 1, 3>(1, 2, 4));
+  const ClassRanking all = model.top_k(I, 99);  // clamped to K
+  REQUIRE(all.cols() == 5);
+  REQUIRE(all.row(0) == Eigen::Matrix<ClassIndex, 1, 5>(4, 2, 0, 1, 3));
+  REQUIRE(all.row(2) == Eigen::Matrix<ClassIndex, 1, 5>(1, 2, 4, 0, 3));
+  REQUIRE(model.predict_classes(I) == std::vector<ClassIndex>{4, 0, 1});  // = column 0
+  REQUIRE_THROWS_AS(model.top_k(I, 0), std::invalid_argument);
+
+  // On a random model and data, column 0 of top_k is predict_classes and rows are sorted.
+  const auto random = random_model<Scalar>(40, 7, 0.5, true, false, 3);
+  RowMatrix<Scalar> X = RowMatrix<Scalar>::Zero(50, 40);
+  Rng rng(4);
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    for (Eigen::Index j = 0; j < X.cols(); ++j)
+      if (uniform_real(rng) < 0.2) X(i, j) = static_cast<Scalar>(uniform_real(rng));
+  const ClassRanking r = random.top_k(X, 4);
+  const RowMatrix<Scalar> S = random.decision_function(X);
+  const auto argmax = random.predict_classes(X);
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    REQUIRE(r(i, 0) == argmax[static_cast<std::size_t>(i)]);
+    for (Eigen::Index c = 1; c < 4; ++c) REQUIRE(S(i, r(i, c - 1)) >= S(i, r(i, c)));
+    // Nothing outside the top 4 beats the 4th.
+    for (ClassIndex k = 0; k < 7; ++k)
+      if ((r.row(i).array() != k).all()) REQUIRE(S(i, k) <= S(i, r(i, 3)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("metrics on hand-computed cases", "[model][metrics]") {
+  namespace m = sparsemc::metrics;
+  const std::vector<ClassIndex> truth_classes{0, 1, 2, 1};
+  const auto truth = LabelSets::multiclass(truth_classes, 3);
+  const std::vector<ClassIndex> predicted{0, 2, 2, 1};
+  REQUIRE(m::accuracy(predicted, truth.view()) == 0.75);
+  REQUIRE(m::accuracy(std::vector<Label>{5, 6, 7}, std::vector<Label>{5, 6, 8}) == Approx(2.0 / 3.0));
+
+  ClassRanking ranking(4, 2);
+  ranking << 1, 0,  //
+      2, 1,         //
+      0, 2,         //
+      1, 0;
+  REQUIRE(m::top_k_accuracy(ranking, truth.view(), 1) == 0.25);
+  REQUIRE(m::top_k_accuracy(ranking, truth.view()) == 1.0);
+
+  const auto C = m::confusion_matrix(predicted, truth.view());
+  Eigen::Matrix<std::int64_t, 3, 3, Eigen::RowMajor> expected_c;
+  expected_c << 1, 0, 0,  //
+      0, 1, 1,            //
+      0, 0, 1;
+  REQUIRE(C == expected_c);
+
+  // Multilabel: truth {0,2}, {1}, {}, {0,1,2} over K = 4 (class 3 never occurs).
+  LabelSets ml_truth(4);
+  for (const auto& s : std::vector<std::vector<ClassIndex>>{{0, 2}, {1}, {}, {0, 1, 2}}) ml_truth.push_back(s);
+  ClassRanking ml_rank(4, 2);
+  ml_rank << 0, 1,  //
+      1, 2,         //
+      2, 0,         //
+      2, 1;
+  REQUIRE(m::precision_at_k(ml_rank, ml_truth.view(), 1) == 0.75);
+  REQUIRE(m::precision_at_k(ml_rank, ml_truth.view(), 2) == 0.5);
+  REQUIRE_THROWS_AS(m::precision_at_k(ml_rank, ml_truth.view(), 3), std::invalid_argument);
+
+  LabelSets ml_pred(4);
+  for (const auto& s : std::vector<std::vector<ClassIndex>>{{0}, {1, 2}, {2}, {0, 1, 2}}) ml_pred.push_back(s);
+  const auto counts = m::class_counts(ml_pred.view(), ml_truth.view());
+  REQUIRE(counts.true_positives == std::vector<std::int64_t>{2, 2, 1, 0});
+  REQUIRE(counts.false_positives == std::vector<std::int64_t>{0, 0, 2, 0});
+  REQUIRE(counts.false_negatives == std::vector<std::int64_t>{0, 0, 1, 0});
+  // micro: 2·5 / (2·5 + 2 + 1); macro over classes 0..2: (1 + 1 + 2/5) / 3.
+  REQUIRE(m::micro_f1(ml_pred.view(), ml_truth.view()) == Approx(10.0 / 13.0));
+  REQUIRE(m::macro_f1(ml_pred.view(), ml_truth.view()) == Approx(0.8));
+  // Nothing true, nothing predicted: every empty set is right.
+  LabelSets empty(2);
+  empty.push_back(std::vector<ClassIndex>{});
+  REQUIRE(m::micro_f1(empty.view(), empty.view()) == 1.0);
+  REQUIRE(m::macro_f1(empty.view(), empty.view()) == 1.0);
+
+  // Sets from scores: thresholding at 0 and top-k.
+  RowMatrix<double> S(2, 3);
+  S << 0.5, 0, -1,  //
+      2, 3, 1;
+  const auto above = m::sets_above(S);
+  REQUIRE(above.view()[0].size() == 1);
+  REQUIRE(above.view()[0][0] == 0);
+  REQUIRE(above.view()[1].size() == 3);
+  const auto above2 = m::sets_above(S, 1.5);
+  REQUIRE(above2.view()[1].size() == 2);
+  const auto top = m::sets_top_k(ml_rank, 4, 1);
+  REQUIRE(m::micro_f1(top.view(), ml_truth.view()) == Approx(2.0 * 3 / (2.0 * 3 + 1 + 3)));
+
+  // Disagreeing lengths and empty inputs are errors.
+  REQUIRE_THROWS_AS(m::accuracy(std::vector<ClassIndex>{0}, truth.view()), std::invalid_argument);
+  REQUIRE_THROWS_AS(m::accuracy(std::vector<Label>{}, std::vector<Label>{}), std::invalid_argument);
+  REQUIRE_THROWS_AS(m::class_counts(ml_pred.view(), above.view()), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Native format
+// ---------------------------------------------------------------------------------------------
+
+TEMPLATE_TEST_CASE("native format: save → load is bit exact", "[model][io]", float, double) {
+  using Scalar = TestType;
+  TempDir dir;
+  struct Case {
+    const char* name;
+    std::int64_t d;
+    ClassIndex K;
+    double density;
+    bool intercept;
+    double bias;
+  };
+  const std::vector<Case> cases{{"dense with intercept", 30, 4, 1.0, true, -1},
+                                {"row-sparse without intercept", 200, 3, 0.1, false, -1},
+                                {"row-sparse, intercept and bias feature", 50, 5, 0.3, true, 1.5},
+                                {"one class, no stored row", 10, 1, 0.0, false, -1},
+                                {"two classes", 20, 2, 0.5, true, 0}};
+  std::uint64_t seed = 11;
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      auto model = random_model<Scalar>(c.d, c.K, c.density, c.intercept, true, ++seed);
+      auto& prov = model.provenance();
+      prov.loss = "logistic";
+      prov.penalty = "l1 l2 (group)";  // inner blanks survive
+      prov.solver = "fista";
+      prov.lambda = 1.0 / 3.0;
+      prov.mu = std::numeric_limits<double>::quiet_NaN();  // unknown
+      prov.status = "";
+      prov.bias = c.bias;
+      const auto path = dir / "model.txt";
+      io::save_model(model, path);
+      const auto back = io::load_model<Scalar>(path);
+      require_identical(model, back);
+      // And the text is a fixed point.
+      REQUIRE(io::format_model(back) == read_text(path));
+      // Through streams too.
+      std::stringstream stream;
+      io::save_model(model, stream);
+      require_identical(model, io::load_model<Scalar>(stream));
+    }
+  }
+
+  SECTION("labels anywhere in int64, intercept 'none', CRLF line ends") {
+    RowMatrix<Scalar> W(2, 3);
+    W << 1, 2, 3, 0, 0, 0;
+    LinearModel<Scalar> model(W, Vector<Scalar>(), {std::numeric_limits<Label>::min(), -7, std::numeric_limits<Label>::max()});
+    std::string text = io::format_model(model);
+    REQUIRE(text.find("intercept none\n") != std::string::npos);
+    REQUIRE(text.find("rows 1\n0 1 2 3\n") != std::string::npos);
+    std::string crlf;
+    for (char ch : text) crlf += ch == '\n' ? std::string("\r\n") : std::string(1, ch);
+    require_identical(model, io::parse_model<Scalar>(crlf, "crlf"));
+  }
+
+  SECTION("a float file read into a double model is widened exactly") {
+    const auto f = random_model<float>(40, 3, 0.5, true, true, 99);
+    const auto d = io::parse_model<double>(io::format_model(f), "float-file");
+    REQUIRE(d.support() == f.support());
+    REQUIRE(d.rows() == f.rows().template cast<double>());
+    REQUIRE(d.intercept() == f.intercept().template cast<double>());
+  }
+}
+
+TEST_CASE("native format: saving what cannot be read back is refused", "[model][io]") {
+  RowMatrix<double> W(2, 2);
+  W << 1, std::numeric_limits<double>::infinity(), 0, 1;
+  const LinearModel<double> bad(W, Vector<double>(), {0, 1});
+  REQUIRE_THROWS_AS(io::format_model(bad), std::invalid_argument);
+  W(0, 1) = 2;
+  LinearModel<double> model(W, Vector<double>(), {0, 1});
+  model.provenance().solver = "two\nlines";
+  REQUIRE_THROWS_AS(io::format_model(model), std::invalid_argument);
+  model.provenance().solver = " padded";
+  REQUIRE_THROWS_AS(io::format_model(model), std::invalid_argument);
+  model.provenance().solver = "fine";
+  REQUIRE_NOTHROW(io::format_model(model));
+  REQUIRE_THROWS_AS(io::save_model(model, fs::path("/nonexistent-dir/x/model.txt")), std::runtime_error);
+  REQUIRE_THROWS_AS(io::load_model<double>(fs::path("/nonexistent-dir/x/model.txt")), std::runtime_error);
+}
+
+TEST_CASE("native format: every malformed file is a ParseError at file:line:column", "[model][io]") {
+  const std::vector<std::string> good{
+      "sparsemc-model 1", "scalar double", "n_features 5", "n_classes 3", "labels 1 2 3",
+      "intercept 0.5 0 -1", "bias -1", "loss logistic", "penalty l1", "solver fista",
+      "lambda 0.01", "mu 0", "status converged", "rows 2", "0 1 2 3", "3 -1 0 0.25"};
+  const auto join = [](const std::vector<std::string>& lines) {
+    std::string text;
+    for (const auto& l : lines) text += l + '\n';
+    return text;
+  };
+  REQUIRE_NOTHROW(io::parse_model<double>(join(good), "m"));
+
+  struct Case {
+    std::size_t line;  // 1-based line to replace (0: none)
+    std::string replacement;
+    std::int64_t error_line, error_column;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {1, "sparsemc-modle 1", 1, 1, "expected 'sparsemc-model'"},
+      {1, "sparsemc-model 2", 1, 16, "unsupported format version 2"},
+      {1, "sparsemc-model one", 1, 16, "expected a format version"},
+      {2, "scalar half", 2, 8, "expected 'float' or 'double'"},
+      {3, "n_classes 3", 3, 1, "expected 'n_features', got 'n_classes'"},
+      {3, "n_features -1", 3, 12, "must be >= 0"},
+      {3, "n_features 5 6", 3, 14, "unexpected '6'"},
+      {4, "n_classes 99999999999", 4, 11, "out of range"},
+      {4, "n_classes 0", 4, 11, "must be >= 1"},
+      {5, "labels 1 2", 5, 11, "expected 3 labels, the line has 2"},
+      {5, "labels 1 2 1", 5, 12, "label 1 appears twice"},
+      {5, "labels 1 2 x", 5, 12, "expected an integer label, got 'x'"},
+      {6, "intercept 0.5 0", 6, 16, "expected 3 intercept values, the line has 2"},
+      {6, "intercept nan 0 0", 6, 11, "not finite"},
+      {6, "intercept", 6, 10, "expected 3 intercept values, the line has 0"},
+      {7, "bias b", 7, 6, "expected a bias value"},
+      {11, "lambda", 11, 7, "expected lambda"},
+      {14, "rows 6", 14, 6, "must be in [0, n_features = 5]"},
+      {15, "5 1 2 3", 15, 1, "feature index 5 is outside [0, 5)"},
+      {15, "-1 1 2 3", 15, 1, "feature index -1 is outside"},
+      {16, "0 -1 0 0.25", 16, 1, "feature index 0 does not increase"},
+      {16, "3 -1 0", 16, 7, "expected 3 weights, the line has 2"},
+      {16, "3 -1 0 0.25 7", 16, 13, "expected 3 weights, the line has more"},
+      {16, "3 -1 inf 0.25", 16, 6, "weight 'inf' is not finite"},
+      {16, "3 -1 1e999 0.25", 16, 6, "out of range"},
+      {16, "3 -1 0x1 0.25", 16, 6, "expected weight, got '0x1'"},
+      {16, "3 -1 +1 0.25", 16, 6, "expected weight, got '+1'"},
+  };
+  for (const auto& c : cases) {
+    auto lines = good;
+    lines[c.line - 1] = c.replacement;
+    INFO("line " << c.line << " = '" << c.replacement << "'");
+    try {
+      (void)io::parse_model<double>(join(lines), "bad.model");
+      FAIL("no error");
+    } catch (const io::ParseError& e) {
+      INFO(e.what());
+      REQUIRE(e.file() == "bad.model");
+      REQUIRE(e.line() == c.error_line);
+      REQUIRE(e.column() == c.error_column);
+      REQUIRE_THAT(e.message(), Catch::Contains(c.message));
+      REQUIRE_THAT(std::string(e.what()),
+                   Catch::StartsWith("bad.model:" + std::to_string(c.error_line) + ":" + std::to_string(c.error_column) + ": "));
+    }
+  }
+
+  const auto fails_at = [](const std::string& text, std::int64_t line, std::int64_t column, const std::string& message) {
+    try {
+      (void)io::parse_model<float>(text, "t");
+      FAIL("no error");
+    } catch (const io::ParseError& e) {
+      INFO(e.what());
+      REQUIRE(e.line() == line);
+      REQUIRE(e.column() == column);
+      REQUIRE_THAT(e.message(), Catch::Contains(message));
+    }
+  };
+  fails_at("", 1, 1, "unexpected end of file");
+  auto truncated = good;
+  truncated.pop_back();
+  fails_at(join(truncated), 16, 1, "after 1 of 2 rows");
+  auto header_only = good;
+  header_only.resize(9);
+  fails_at(join(header_only), 10, 1, "expected 'solver'");
+  fails_at(join(good) + "\n  \n7 1 1 1\n", 19, 1, "unexpected content after the last");
+  auto bias = good;
+  bias[2] = "n_features 0";
+  bias[6] = "bias 1";
+  bias[13] = "rows 0";
+  bias.resize(14);
+  fails_at(join(bias), 7, 6, "needs n_features >= 1");
+
+  // Errors from a file carry its path.
+  TempDir dir;
+  auto lines = good;
+  lines[15] = "3 -1 0 zero";
+  const auto path = dir / "broken.model";
+  write_text(path, join(lines));
+  try {
+    (void)io::load_model<double>(path);
+    FAIL("no error");
+  } catch (const io::ParseError& e) {
+    REQUIRE_THAT(std::string(e.what()), Catch::StartsWith(path + ":16:8: "));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// LIBLINEAR format, without the binaries
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("LIBLINEAR format: parsing, mapping and errors", "[model][io][liblinear]") {
+  SECTION("a 3-class MCSVM_CS model with bias keeps LIBLINEAR's label order") {
+    const std::string text =
+        "solver_type MCSVM_CS\nnr_class 3\nlabel 3 1 2\nnr_feature 2\nbias 1\nw\n"
+        "1 0 -1 \n0 0 0 \n0.5 0.25 -0.75 \n";
+    const auto model = io::parse_liblinear_model<double>(text, "m");
+    REQUIRE(model.labels() == std::vector<Label>{3, 1, 2});
+    REQUIRE(model.n_features() == 3);
+    REQUIRE(model.provenance().bias == 1);
+    REQUIRE(model.provenance().loss == "crammer-singer");
+    REQUIRE(model.provenance().solver == "liblinear:MCSVM_CS");
+    REQUIRE(std::isnan(model.provenance().lambda));
+    REQUIRE(model.support() == std::vector<std::int64_t>{0, 2});
+    // x = (feature 1 = 2): s = 2·(1, 0, −1) + 1·(0.5, 0.25, −0.75) → label 3.
+    RowMatrix<double> X(1, 2);
+    X << 2, 0;
+    REQUIRE(model.predict(X) == std::vector<Label>{3});
+    // Round trip through our export keeps everything that matters.
+    const auto again = io::parse_liblinear_model<double>(io::format_liblinear_model(model), "again");
+    require_identical(model, again);
+  }
+
+  SECTION("binary models: classes (label[1], label[0]) with columns (0, w); ties go to label[1]") {
+    const std::string text = "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 2\nbias -1\nw\n2 \n-1 \n";
+    const auto model = io::parse_liblinear_model<double>(text, "m");
+    REQUIRE(model.labels() == std::vector<Label>{-1, 1});
+    REQUIRE(model.provenance().loss == "logistic");
+    RowMatrix<double> X(3, 2);
+    X << 1, 0,  // dec 2 > 0 → label 1
+        1, 2,   // dec 0 → label −1 (LIBLINEAR's strict test)
+        0, 1;   // dec −1 → label −1
+    REQUIRE(model.predict(X) == std::vector<Label>{1, -1, -1});
+    const auto P = model.predict_proba(X);
+    REQUIRE(P(0, 1) == Approx(1 / (1 + std::exp(-2.0))));  // LIBLINEAR's sigmoid for label[0]
+    // Export gives back the same file content (up to number spelling).
+    const auto again = io::parse_liblinear_model<double>(io::format_liblinear_model(model), "again");
+    REQUIRE(again.labels() == model.labels());
+    REQUIRE(again.dense() == model.dense());
+    // A binary MCSVM_CS model decides on column 0 only, like liblinear-predict.
+    const auto cs = io::parse_liblinear_model<double>(
+        "solver_type MCSVM_CS\nnr_class 2\nlabel 1 2\nnr_feature 1\nbias -1\nw\n1 2 \n", "cs");
+    RowMatrix<double> one(1, 1);
+    one << 1;
+    REQUIRE(cs.predict(one) == std::vector<Label>{1});
+  }
+
+  SECTION("malformed LIBLINEAR files") {
+    const auto fails_at = [](const std::string& text, std::int64_t line, std::int64_t column, const std::string& message) {
+      try {
+        (void)io::parse_liblinear_model<double>(text, "ll");
+        FAIL("no error");
+      } catch (const io::ParseError& e) {
+        INFO(e.what());
+        REQUIRE(e.line() == line);
+        REQUIRE(e.column() == column);
+        REQUIRE_THAT(e.message(), Catch::Contains(message));
+      }
+    };
+    const std::string head = "solver_type MCSVM_CS\nnr_class 3\nlabel 1 2 3\nnr_feature 2\nbias -1\nw\n";
+    fails_at("solver_type FOO\n", 1, 13, "unknown solver type 'FOO'");
+    fails_at("solver_type L2R_L2LOSS_SVR\n", 1, 13, "regression model");
+    fails_at("solver_type MCSVM_CS\nrho 0\n", 2, 1, "unknown text in model file: 'rho'");
+    fails_at("solver_type MCSVM_CS\nlabel 1 2\n", 2, 1, "'label' must come after 'nr_class'");
+    fails_at("solver_type MCSVM_CS\nnr_class 3\nnr_feature 2\nbias -1\nw\n", 5, 1, "'label' must come before 'w'");
+    fails_at("solver_type MCSVM_CS\nnr_class 3\nnr_class 3\n", 3, 1, "appears twice");
+    fails_at(head + "1 2 3 \n4 5 \n", 8, 5, "expected 3 weights, the line has 2");
+    fails_at(head + "1 2 3 \n4 5 6 7\n", 8, 7, "the line has more");
+    fails_at(head + "1 2 3 \n", 8, 1, "after 1 of 2 weight rows");
+    fails_at(head + "1 2 3 \n4 nan 6\n", 8, 3, "not finite");
+    fails_at(head + "1 2 3 \n4 5 6\n7 8 9\n", 9, 1, "unexpected content");
+    fails_at("solver_type MCSVM_CS\nnr_class 3\n", 3, 1, "before the weights");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// LIBLINEAR interchange with the real binaries
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::stringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::error_code ec;
+    const auto candidate = fs::path(dir.empty() ? "." : dir) / program;
+    if (fs::is_regular_file(candidate, ec) &&
+        (fs::status(candidate, ec).permissions() & fs::perms::owner_exec) != fs::perms::none)
+      return true;
+  }
+  return false;
+}
+
+bool liblinear_available() {
+  if (on_path("liblinear-train") && on_path("liblinear-predict")) return true;
+  WARN("SKIPPED: liblinear-train / liblinear-predict are not on PATH (Debian package liblinear-tools)");
+  return false;
+}
+
+void run(const std::string& command) {
+  INFO(command);
+  REQUIRE(std::system((command + " > /dev/null 2>&1").c_str()) == 0);
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Runs liblinear-predict and checks its output equals our predictions line by line.
+void require_same_predictions(const std::string& test_file, const std::string& model_file,
+                              const std::vector<Label>& ours, const std::string& output) {
+  run("liblinear-predict " + test_file + " " + model_file + " " + output);
+  const auto theirs = lines_of(output);
+  REQUIRE(theirs.size() == ours.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < ours.size(); ++i) differ += theirs[i] != std::to_string(ours[i]) ? 1 : 0;
+  REQUIRE(differ == 0);
+}
+
+// Writes the samples of `source` whose label is in `keep`, dropping features above `max_feature`.
+void filter_file(const std::string& source, const std::string& target, std::vector<std::string> keep, int max_feature) {
+  std::ifstream in(source);
+  std::ofstream out(target);
+  for (std::string line; std::getline(in, line);) {
+    std::stringstream tokens(line);
+    std::string label;
+    tokens >> label;
+    if (!keep.empty() && std::find(keep.begin(), keep.end(), label) == keep.end()) continue;
+    out << label;
+    for (std::string feature; tokens >> feature;)
+      if (std::stoi(feature.substr(0, feature.find(':'))) <= max_feature) out << ' ' << feature;
+    out << '\n';
+  }
+}
+
+}  // namespace
+
+TEST_CASE("LIBLINEAR models load into sparsemc and predict exactly like liblinear-predict",
+          "[model][io][liblinear]") {
+  if (!liblinear_available()) return;
+  TempDir dir;
+  const std::string train = SPARSEMC_REPO_DATA "/dna.scale";
+  const std::string test = SPARSEMC_REPO_DATA "/dna.scale.t";
+  const auto test_data = io::read_libsvm_plain<double>(test);
+  const CsrView<double> X = test_data.csr();
+
+  struct Case {
+    std::string options;
+    std::string train_file;
+  };
+  const std::string narrow = dir / "dna.narrow";  // features 1..150 only: the test set is wider
+  filter_file(train, narrow, {}, 150);
+  const std::string binary = dir / "dna.binary";  // classes 1 and 2 only
+  filter_file(train, binary, {"1", "2"}, 180);
+  const std::vector<Case> cases{{"-s 4", train},        {"-s 5", train},        {"-s 4 -B 1", train},
+                                {"-s 1 -B 1", train},   {"-s 4 -B 1", narrow},  {"-s 0", binary},
+                                {"-s 4", binary},       {"-s 5 -B 2", binary},  {"-s 3", narrow}};
+  int n = 0;
+  for (const auto& c : cases) {
+    INFO("liblinear-train " << c.options << " " << c.train_file);
+    const std::string model_file = dir / ("model" + std::to_string(++n));
+    run("liblinear-train -q " + c.options + " " + c.train_file + " " + model_file);
+    const auto model = io::load_liblinear_model<double>(model_file);
+    require_same_predictions(test, model_file, model.predict(X), dir / "out");
+    // Re-exported, it still predicts the same under liblinear-predict.
+    const std::string again = dir / "again";
+    io::save_liblinear_model(model, again);
+    require_same_predictions(test, again, model.predict(X), dir / "out2");
+    // A float copy agrees on nearly every sample (it sums in float, LIBLINEAR in double).
+    const auto model_f = io::load_liblinear_model<float>(model_file);
+    const auto test_f = io::read_libsvm_plain<float>(test);
+    const auto pred_f = model_f.predict(test_f.csr());
+    const auto pred_d = model.predict(X);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < pred_d.size(); ++i) differ += pred_f[i] != pred_d[i] ? 1 : 0;
+    REQUIRE(differ <= pred_d.size() / 100);
+  }
+
+  SECTION("binary logistic probabilities equal liblinear-predict -b 1") {
+    const std::string model_file = dir / "lr.model";
+    run("liblinear-train -q -s 0 -B 1 " + binary + " " + model_file);
+    const auto model = io::load_liblinear_model<double>(model_file);
+    REQUIRE(model.provenance().loss == "logistic");
+    const std::string output = dir / "proba";
+    run("liblinear-predict -b 1 " + test + " " + model_file + " " + output);
+    const auto lines = lines_of(output);
+    REQUIRE(lines.size() == static_cast<std::size_t>(X.rows()) + 1);
+    std::stringstream header(lines[0]);
+    std::string word;
+    header >> word;
+    REQUIRE(word == "labels");
+    std::vector<ClassIndex> column_of;  // LIBLINEAR's column c is our class column_of[c]
+    for (Label l; header >> l;) column_of.push_back(model.class_of(l));
+    REQUIRE(column_of.size() == 2);
+    const auto P = model.predict_proba(X);
+    const auto predicted = model.predict(X);
+    for (Eigen::Index i = 0; i < X.rows(); ++i) {
+      std::stringstream row(lines[static_cast<std::size_t>(i) + 1]);
+      Label label = 0;
+      row >> label;
+      REQUIRE(label == predicted[static_cast<std::size_t>(i)]);
+      for (ClassIndex c = 0; c < 2; ++c) {
+        double p = 0;
+        row >> p;
+        REQUIRE(P(i, column_of[static_cast<std::size_t>(c)]) == Approx(p).epsilon(1e-5).margin(1e-6));
+      }
+    }
+  }
+}
+
+TEST_CASE("sparsemc models exported to LIBLINEAR predict the same under liblinear-predict",
+          "[model][io][liblinear]") {
+  if (!liblinear_available()) return;
+  TempDir dir;
+  const std::string test = SPARSEMC_REPO_DATA "/dna.scale.t";
+  const auto test_data = io::read_libsvm_plain<double>(test);
+  const CsrView<double> X = test_data.csr();
+  REQUIRE(X.cols() == 180);
+
+  struct Case {
+    const char* name;
+    std::int64_t d;  // data features of the model (the test data has 180)
+    ClassIndex K;
+    bool intercept;
+    double bias;  // bias feature (−1: none); it adds a feature to d
+    std::vector<Label> labels;
+  };
+  const std::vector<Case> cases{
+      {"K = 3, row-sparse, intercept", 180, 3, true, -1, {1, 2, 3}},
+      {"K = 3, labels in LIBLINEAR order, no intercept", 180, 3, false, -1, {3, 1, 2}},
+      {"K = 2 with intercept", 180, 2, true, -1, {1, 2}},
+      {"K = 2, no intercept, negative labels", 180, 2, false, -1, {-1, 7}},
+      {"K = 5, narrower than the data", 120, 5, true, -1, {1, 2, 3, 4, 5}},
+      {"K = 3 with a bias feature", 180, 3, false, 0.5, {1, 2, 3}},
+      {"K = 3 with a bias feature and an intercept", 150, 3, true, 2, {1, 2, 3}},
+      {"K = 1", 180, 1, true, -1, {4}},
+  };
+  std::uint64_t seed = 100;
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      const std::int64_t d = c.d + (c.bias >= 0 ? 1 : 0);
+      auto model = random_model<double>(d, c.K, 0.4, c.intercept, false, ++seed, c.labels);
+      model.provenance().bias = c.bias;
+      const std::string model_file = dir / "exported.model";
+      io::save_liblinear_model(model, model_file);
+      const auto ours = model.predict(X);
+      // The random scores are not degenerate: several classes are predicted.
+      if (c.K > 1) REQUIRE(std::set<Label>(ours.begin(), ours.end()).size() > 1);
+      require_same_predictions(test, model_file, ours, dir / "out");
+      // Importing the export predicts the same, with bit-identical scores for K ≠ 2.
+      const auto back = io::load_liblinear_model<double>(model_file);
+      REQUIRE(back.predict(X) == ours);
+      if (c.K != 2 && !(c.intercept && c.bias >= 0)) {
+        const RowMatrix<double> S = model.decision_function(X);
+        const RowMatrix<double> S_back = back.decision_function(X);
+        REQUIRE(same_bits(S.data(), S_back.data(), S.size()));
+      }
+    }
+  }
+
+  SECTION("a K = 2 logistic model exports as L2R_LR: -b 1 gives our softmax probabilities") {
+    auto model = random_model<double>(180, 2, 0.4, true, false, 7, {1, 2});
+    model.provenance().loss = "logistic";
+    const std::string model_file = dir / "lr.model";
+    io::save_liblinear_model(model, model_file);
+    REQUIRE(lines_of(model_file)[0] == "solver_type L2R_LR");
+    const std::string output = dir / "proba";
+    run("liblinear-predict -b 1 " + test + " " + model_file + " " + output);
+    const auto lines = lines_of(output);
+    REQUIRE(lines[0] == "labels 2 1");  // file order (labels[1], labels[0])
+    const auto P = model.predict_proba(X);
+    for (Eigen::Index i = 0; i < X.rows(); ++i) {
+      std::stringstream row(lines[static_cast<std::size_t>(i) + 1]);
+      Label label = 0;
+      double p2 = 0, p1 = 0;
+      row >> label >> p2 >> p1;
+      REQUIRE(P(i, 1) == Approx(p2).epsilon(1e-5).margin(1e-6));
+      REQUIRE(P(i, 0) == Approx(p1).epsilon(1e-5).margin(1e-6));
+    }
+  }
+}
