@@ -145,19 +145,26 @@ template <RealScalar Scalar>
   out += "\nbias ";
   detail::append_number(out, file_bias);
   out += "\nw\n";
+  // One file row, LIBLINEAR's way: every value followed by a blank. Binary: the difference
+  // of the two columns, the single column LIBLINEAR's "dec_0 > 0" rule reads.
   const auto write_values = [&] {
     if (binary) {
       detail::append_number(out, values[1] - values[0]);
       out += ' ';
     } else {
-      for (double v : values) detail::append_number(out, v), out += ' ';
+      for (double v : values) {
+        detail::append_number(out, v);
+        out += ' ';
+      }
     }
     out += '\n';
   };
+  // Dense rows for the data features (LIBLINEAR has no sparse storage)...
   for (std::int64_t j = 0; j < n_data; ++j) {
     model_row(j);
     write_values();
   }
+  // ... then the bias row: the bias feature's weights, the intercept, or both folded.
   if (file_bias >= 0) {
     if (bias_feature) {
       model_row(model.n_features() - 1);
@@ -196,6 +203,7 @@ template <RealScalar Scalar = double>
   using RowMatrix = typename LinearModel<Scalar>::RowMatrix;
   detail::TextCursor in(text, std::move(source));
 
+  // Header: `key value…` lines in any order up to `w`, each at most once (−1: not seen).
   int solver = -1;
   int nr_class = -1;
   std::int64_t nr_feature = -1;
@@ -257,6 +265,8 @@ template <RealScalar Scalar = double>
     in.expect_end_of_line("'" + std::string(key.text) + "'");
   }
 
+  // Weights: n_rows dense lines of nr_w values; only the nonzero rows are kept, already in
+  // our column layout (binary models shifted to column 1, column 0 stays zero).
   const bool has_bias = bias >= 0;
   const std::int64_t n_rows = nr_feature + (has_bias ? 1 : 0);
   const bool binary = nr_class == 2;
@@ -291,6 +301,7 @@ template <RealScalar Scalar = double>
     if (!in.at_end_of_line()) in.fail(in.token().column, "unexpected content after the " + std::to_string(n_rows) + " weight rows");
 
   RowMatrix rows = Eigen::Map<const RowMatrix>(kept.data(), static_cast<Eigen::Index>(support.size()), K);
+  // Binary: class 1 (the one a positive w_0ᵀx selects) is LIBLINEAR's label[0].
   if (binary) std::swap(labels[0], labels[1]);
   LinearModel<Scalar> model(n_rows, std::move(support), std::move(rows), {}, std::move(labels));
   auto& prov = model.provenance();

@@ -98,6 +98,7 @@ template <RealScalar Scalar>
                             {"penalty", &prov.penalty}, {"solver", &prov.solver}, {"status", &prov.status}})
     detail::check_provenance_string(key, *value);
 
+  // One pass into a string (≤ 24 characters per number), written out at once by the callers.
   std::string out;
   out.reserve(static_cast<std::size_t>(256 + 24 * (model.rows().size() + model.nnz_rows())));
   const auto line = [&out](std::string_view key) {
@@ -174,6 +175,8 @@ template <RealScalar Scalar = double>
   using Vector = typename LinearModel<Scalar>::Vector;
   detail::TextCursor in(text, std::move(source));
 
+  // Line 1: magic word and version. A future version 2 file is refused here rather than
+  // misread further down.
   in.require_line("the header 'sparsemc-model 1'");
   in.expect_keyword("sparsemc-model");
   {
@@ -209,6 +212,7 @@ template <RealScalar Scalar = double>
     return in.parse<Scalar>(t, what);
   };
 
+  // Shape: d (with the bias feature, if any) and K ≥ 1, then K distinct labels.
   header("n_features");
   const detail::Token features_token = in.expect_token("the number of features");
   const auto n_features = in.parse<std::int64_t>(features_token, "a number of features");
@@ -234,6 +238,7 @@ template <RealScalar Scalar = double>
   in.expect_end_of_line(std::to_string(K) + " labels");
 
   header("intercept");
+  // `intercept none` (no b, has_intercept() false) differs from K zeros: both round-trip.
   Vector intercept;
   if (in.peek().text == "none") {
     in.token();
@@ -251,6 +256,8 @@ template <RealScalar Scalar = double>
     if (prov.bias >= 0 && n_features < 1) in.fail(t.column, "a bias feature (bias >= 0) needs n_features >= 1");
     in.expect_end_of_line("the bias value");
   }
+  // Provenance: names are the rest of their line (blanks inside kept, around trimmed);
+  // λ and μ may be nan (unknown), unlike every weight.
   header("loss");
   prov.loss = in.rest_of_line();
   header("penalty");
@@ -273,6 +280,8 @@ template <RealScalar Scalar = double>
     in.fail(rows_token.column, "the number of rows must be in [0, n_features = " + std::to_string(n_features) + "]");
   in.expect_end_of_line("the number of rows");
 
+  // The stored rows: `index v_1 … v_K`, indices strictly increasing (LinearModel's support
+  // invariant, checked here so that the error has a position).
   std::vector<std::int64_t> support(static_cast<std::size_t>(n_rows));
   RowMatrix rows(n_rows, K);
   for (std::int64_t r = 0; r < n_rows; ++r) {
@@ -291,6 +300,7 @@ template <RealScalar Scalar = double>
     if (!in.at_end_of_line())
       in.fail(in.peek().column, "expected " + std::to_string(K) + " weights, the line has more");
   }
+  // Only blank lines may follow: a longer row list than announced is an error, not ignored.
   while (in.next_line())
     if (!in.at_end_of_line()) in.fail(in.token().column, "unexpected content after the last of the " + std::to_string(n_rows) + " rows");
 

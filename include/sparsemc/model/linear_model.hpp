@@ -314,6 +314,9 @@ class LinearModel {
     const ClassIndex K = n_classes();
     const ClassIndex kept = std::min(k, K);
     ClassRanking ranking(X.rows(), kept);
+    // Per sample: sort the class indices by (score descending, index ascending) — a strict
+    // total order even with ties and NaN — keeping only the first `kept`. `order` is the
+    // per-thread scratch, sized once.
     for_each_sample_scores(X, [&](Eigen::Index i, std::span<const Scalar> s, std::vector<ClassIndex>& order) {
       order.resize(static_cast<std::size_t>(K));
       std::iota(order.begin(), order.end(), ClassIndex{0});
@@ -397,6 +400,7 @@ class LinearModel {
     require_classes(what);
   }
 
+  /// `out` as an Eigen row (K entries, checked: a wrong size would write out of bounds).
   RowVectorMap output_row(std::span<Scalar> out) const {
     if (static_cast<ClassIndex>(out.size()) != n_classes())
       throw std::invalid_argument("decision_function: the output has " + std::to_string(out.size()) +
@@ -413,6 +417,7 @@ class LinearModel {
     if (has_intercept()) s += intercept_.transpose();
   }
 
+  /// Row i of a row-major matrix, or of a dense design, as a contiguous span.
   static std::span<Scalar> row_span(RowMatrix& M, Eigen::Index i) {
     return {M.row(i).data(), static_cast<std::size_t>(M.cols())};
   }
@@ -442,6 +447,7 @@ class LinearModel {
         p[k] = std::isnan(s[k]) ? s[k] : (s[k] == m ? Scalar(1) / static_cast<Scalar>(count) : Scalar(0));
       return;
     }
+    // Every exponent is ≤ 0 and the largest is exp(0) = 1: no overflow, z ≥ 1, no 0/0.
     Scalar z = 0;
     for (std::size_t k = 0; k < s.size(); ++k) z += (p[k] = std::exp(s[k] - m));
     for (Scalar& v : p) v /= z;
@@ -497,13 +503,13 @@ class LinearModel {
     }
   }
 
-  std::int64_t n_features_ = 0;
+  std::int64_t n_features_ = 0;  // d, bias feature included
   std::vector<std::int64_t> support_;
   RowMatrix rows_;
   Vector intercept_;
   std::vector<Label> labels_;
-  std::vector<std::int64_t> row_of_feature_;
-  std::vector<std::pair<Label, ClassIndex>> label_index_;
+  std::vector<std::int64_t> row_of_feature_;               // d entries: row of W or −1
+  std::vector<std::pair<Label, ClassIndex>> label_index_;  // (label, class) sorted by label
   ModelProvenance provenance_;
 };
 
