@@ -95,6 +95,34 @@ expect([a.eval, "--loss", "hinge", train_file, model], 1, [r"--loss"])
 expect([a.eval, "--lambda", "x", train_file, model], 1, [r"--lambda"])
 expect([a.eval, train_file, model, "--class-weight", "9:1"], 1, [r"--class-weight"])
 
+# --- the registry: what auto picks, and combinations a solver refuses ----------------------------------
+rc, help_text, _ = run([a.train, "--help"])
+registered = set(re.findall(r"^  ([a-z0-9-]+): ", help_text.split("Solvers", 1)[-1], re.M))
+
+
+def auto_choice(*flags):
+    rc, obj, err = run_json([a.train, "--json", "--max-epochs", "1", *flags, train_file, model])
+    return obj.get("solver") if rc == 0 and obj else f"exit {rc}: {err.strip()[:200]}"
+
+
+smooth_default = "bcd-ls" if "bcd-ls" in registered else "fista"
+for loss in ["squared-hinge", "ovr-squared-hinge", "logistic", "least-squares"]:
+    got = auto_choice("--loss", loss)
+    t.check(got == smooth_default, f"auto picks {smooth_default} for {loss}", got)
+if "fcbcfw" in registered:
+    got = auto_choice("--loss", "crammer-singer", "--penalty", "l1", "--mu", "0.01")
+    t.check(got == "fcbcfw", "auto picks fcbcfw for crammer-singer + l1 with mu > 0", got)
+    expect([a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1", train_file, model], 1,
+           [r"--solver fcbcfw", r"--mu"], "fcbcfw at mu = 0")
+    expect([a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1", "--mu", "1", "--intercept",
+            train_file, model], 1, [r"--intercept", r"--bias"], "fcbcfw with --intercept")
+    expect([a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1l2", "--mu", "1",
+            train_file, model], 1, [r"fcbcfw", r"accepts", r"l1\|none"], "fcbcfw with l1l2")
+expect([a.train, "--loss", "crammer-singer", "--penalty", "l1l2", train_file, model], 1 if "fbpd" not in registered else 0,
+       [r"--solver auto", r"crammer-singer"] if "fbpd" not in registered else [], "auto with no accepting solver")
+expect([a.train, "--path", "3", "--loss", "crammer-singer", "--penalty", "l1", "--mu", "1", train_file, model], 1,
+       [r"--path", r"smooth"], "--path with a nonsmooth loss")
+
 # --- 2: bad input, file:line:column: what ----------------------------------------------------------
 bad = os.path.join(a.work, "bad.svm")
 with open(bad, "w") as f:

@@ -171,6 +171,18 @@ top3 = numpy_top(mm, X_ml, 3)
 p3 = float(np.mean([len(set(p) & set(y)) / 3 for p, y in zip(top3, ml_labels)]))
 t.check(rc == 0 and pj and pj["multilabel"] and abs(pj["precision_at_k"] - p3) < 1e-12,
         "multilabel predict --top-k 3: precision@3 = numpy's", f"{pj} vs {p3}")
+rc, help_text, _ = run([a.train, "--help"])
+if "fcbcfw:" in help_text:  # the separation ranking loss through PD-Sparse's solver
+    mc = os.path.join(W, "ml-cs.model")
+    oc = train(["--loss", "crammer-singer", "--penalty", "l1", "--lambda", "1e-4", "--mu", "0.01", "--bias", "1"],
+               mc, data=ml, test=ml)
+    t.check(oc.get("solver") == "fcbcfw" and "test_precision_at_1" in oc, "multilabel crammer-singer trains with fcbcfw",
+            str(oc))
+    rc, pj, err = run_json([a.predict, "--json", "--top-k", "2", ml, mc])
+    top2 = numpy_top(mc, X_ml, 2)
+    p2 = float(np.mean([len(set(p) & set(y)) / 2 for p, y in zip(top2, ml_labels)]))
+    t.check(rc == 0 and pj and abs(pj["precision_at_k"] - p2) < 1e-12, "fcbcfw multilabel precision@2 = numpy's",
+            f"{pj} vs {p2}")
 rc, out, err = run([a.train, "--loss", "squared-hinge", ml, mm])
 t.check(rc == 1 and "multilabel" in err and "ovr-squared-hinge" in err,
         "a multiclass-only loss on multilabel data is a usage error listing the multilabel losses", err)

@@ -5,3 +5,5 @@
 /// order of the --help listing.
 
 #include "fista.hpp"
+#include "bcd.hpp"
+#include "fcbcfw.hpp"

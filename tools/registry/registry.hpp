@@ -26,9 +26,11 @@
 ///     static constexpr const char* summary = "block coordinate descent, Tseng-Yun line search";
 ///     // --solver auto picks the accepting solver with the highest priority (0 = never).
 ///     static int auto_priority(const FitSettings&) { return 10; }
-///     // Optional: a requirement beyond loss × penalty ("" when met), and extra Options setup.
+///     // Optional: a requirement beyond loss × penalty ("" when met), extra Options setup, and
+///     // `intercept = false` when Options has fit_intercept but the solver rejects it.
 ///     static std::string requirement(const FitSettings& s) { return ""; }
 ///     template <class Options> static void configure(Options&, const FitSettings&) {}
+///     static constexpr bool intercept = true;
 ///   };
 ///   inline const bool bcd_ls_registered = Registry::add(make_spec<BcdLsFamily>());
 ///   }
@@ -318,7 +320,10 @@ SolverSpec make_spec() {
   spec.layout = Family::layout == Eigen::ColMajor ? "CSC" : "CSR";
   spec.losses = names_of(typename Family::Losses{});
   spec.penalties = names_of(typename Family::Penalties{});
-  spec.intercept = requires { defaults.fit_intercept; };
+  if constexpr (requires { Family::intercept; })
+    spec.intercept = Family::intercept;  // a family whose Options has the field but rejects true
+  else
+    spec.intercept = requires { defaults.fit_intercept; };
   spec.seeded = requires { defaults.seed; };
   if constexpr (requires { defaults.tol; }) spec.default_tol = static_cast<double>(defaults.tol);
   if constexpr (requires { defaults.max_epochs; })

@@ -1,0 +1,33 @@
+#pragma once
+/// \file fcbcfw.hpp
+/// Registers `fcbcfw`: FCBCFW<CrammerSinger, L1 | NoPenalty>, PD-Sparse's fully-corrective
+/// block-coordinate Frank-Wolfe on the dual (Yen et al. 2016; solver/fcbcfw/fcbcfw.hpp), for
+/// the Crammer-Singer loss (multilabel: separation ranking) with the elastic net, mu > 0,
+/// no intercept (use --bias), CSR data. `auto` picks it for crammer-singer when mu > 0.
+
+#include <sparsemc/solver/fcbcfw/fcbcfw.hpp>
+
+#include "registry.hpp"
+
+namespace sparsemc::tools {
+
+struct FcbcfwFamily {
+  template <class Loss, class Penalty>
+  using Solver = FCBCFW<Loss, Penalty>;
+  using Losses = TypeList<CrammerSinger>;
+  using Penalties = TypeList<L1, NoPenalty>;
+  static constexpr int layout = Eigen::RowMajor;
+  static constexpr const char* name = "fcbcfw";
+  static constexpr const char* summary =
+      "PD-Sparse fully-corrective block-coordinate Frank-Wolfe on the dual (Yen et al. 2016); stops on the "
+      "duality gap";
+  /// The dual (14) has no intercept: its Options field must stay false.
+  static constexpr bool intercept = false;
+  /// The dual needs the ridge term.
+  static std::string requirement(const FitSettings& s) { return s.mu > 0 ? "" : "needs --mu > 0 (the ridge term of its dual)"; }
+  static int auto_priority(const FitSettings& s) { return s.mu > 0 ? 10 : 0; }
+};
+
+inline const bool fcbcfw_registered = Registry::add(make_spec<FcbcfwFamily>());
+
+}  // namespace sparsemc::tools
