@@ -1,0 +1,440 @@
+#pragma once
+/// \file objective.hpp
+/// The one evaluation of objective (1) that every solver, test and tool shares:
+///
+///     F(W, b) = L(W, b) + Σ_j P(W_j:),                                                  (1)
+///     L(W, b) = (1/n) Σ_i c_i ℓ(s_i, y_i),   S = XW + 1bᵀ (row i of S is s_i ∈ R^K),
+///     P(w)    = λR(w) + (μ/2)‖w‖²             (the penalty policy's `value`, per feature row).
+///
+/// The loss part is smooth in S for a `SmoothLoss`, and its gradients follow from the chain
+/// rule through the linear map (W, b) ↦ XW + 1bᵀ:
+///
+///     D_i   = (c_i / n) ∇ℓ(s_i, y_i)      (n × K, "score gradient"; 1/n and c_i folded in)
+///     ∇_W L = XᵀD                         (d × K)
+///     ∇_b L = Dᵀ1                         (K)
+///
+/// The optimality conditions of (1) are, row by row, −∇_W L_j: ∈ λ∂R(W_j:) + μW_j: and, with an
+/// unpenalised intercept, ∇_b L = 0; `optimality_violation` measures them exactly with the
+/// penalty's `violation`. `lambda_max` is the smallest λ for which W = 0 satisfies them:
+/// λ_max = max_j R°(∇_W L_j:) at W = 0 (and at the optimal intercept-only model when b is
+/// fitted, see `optimal_intercept`).
+///
+/// Conventions: W, S and D are row-major `ClassMatrix` (one column per class, rows contiguous,
+/// so a row is a `std::span` of K values for the policies); the intercept is a `ClassVector`
+/// (empty = no intercept). Sums of per-sample losses and per-row penalties are accumulated in
+/// double whatever the Scalar. Output matrices are resized only when their shape differs, so
+/// calls with preallocated outputs do not allocate.
+///
+/// \code
+///   using namespace sparsemc;
+///   auto data = io::read_libsvm<double>("dna.scale");
+///   auto problem = data.problem<Eigen::RowMajor>();
+///   Logistic loss;  L1L2 penalty{.lambda = 1e-3, .mu = 0};
+///   ClassMatrix<double> S, D, G;
+///   compute_scores(problem, W, b, S);                     // S = XW + 1bᵀ
+///   double L = loss_score_gradient(loss, problem, S, D);  // L(W, b) and D
+///   weight_gradient(problem, D, G);                       // ∇_W L = XᵀD
+///   double F = L + penalty_value(penalty, W);             // (1)
+///   double lmax = lambda_max(loss, penalty, problem, /*fit_intercept=*/false);
+/// \endcode
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "../core/rng.hpp"
+#include "../core/traits.hpp"
+#include "../data/labels.hpp"
+#include "../data/problem.hpp"
+#include "../loss/concepts.hpp"
+#include "../model/linear_model.hpp"
+#include "../penalty/concepts.hpp"
+
+namespace sparsemc {
+
+/// Dense row-major matrix with one column per class: W (d × K), scores S and score
+/// gradients D (n × K), weight gradients G (d × K). The same type as LinearModel::RowMatrix.
+template <RealScalar Scalar>
+using ClassMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// A vector over the K classes (the intercept b and its gradient).
+template <RealScalar Scalar>
+using ClassVector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+
+/// Read-only view of a ClassMatrix (or of a row-major block of one). The type_identity makes
+/// it a non-deduced parameter: Scalar is deduced from the Problem only.
+template <RealScalar Scalar>
+using ClassMatrixRef = std::type_identity_t<Eigen::Ref<const ClassMatrix<Scalar>>>;
+
+/// Read-only view of a ClassVector; an empty one means "no intercept".
+template <RealScalar Scalar>
+using ClassVectorRef = std::type_identity_t<Eigen::Ref<const ClassVector<Scalar>>>;
+
+/// The two parts of (1) at one point, in double.
+struct ObjectiveValue {
+  double loss = 0.0;     ///< L(W, b) = (1/n) Σ_i c_i ℓ(s_i, y_i)
+  double penalty = 0.0;  ///< Σ_j λR(W_j:) + (μ/2)‖W_j:‖²
+  [[nodiscard]] double total() const noexcept { return loss + penalty; }
+};
+
+/// Exact optimality violation of (W, b) for (1) (0 iff optimal).
+struct OptimalityViolation {
+  double rows = 0.0;       ///< (Σ_j v_j²)^½, v_j = penalty.violation(W_j:, ∇_W L_j:)
+  double max_row = 0.0;    ///< max_j v_j
+  double intercept = 0.0;  ///< ‖∇_b L‖₂ when the intercept is fitted, else 0
+  /// (rows² + intercept²)^½: the Euclidean distance of 0 to the subdifferential of (1).
+  [[nodiscard]] double total() const noexcept { return std::hypot(rows, intercept); }
+};
+
+namespace detail {
+
+/// Row r of a row-major matrix as the span the loss and penalty policies take.
+template <class Matrix>
+auto row_span(Matrix& M, Eigen::Index r) {
+  using Scalar = std::remove_const_t<typename std::remove_reference_t<Matrix>::Scalar>;
+  using Element = std::conditional_t<std::is_const_v<Matrix>, const Scalar, Scalar>;
+  return std::span<Element>(M.row(r).data(), static_cast<std::size_t>(M.cols()));
+}
+
+template <class Matrix>
+auto const_row_span(const Matrix& M, Eigen::Index r) {
+  using Scalar = typename Matrix::Scalar;
+  return std::span<const Scalar>(M.row(r).data(), static_cast<std::size_t>(M.cols()));
+}
+
+/// Lexicographic order on class sets, to group samples with identical labels.
+struct ClassSetLess {
+  bool operator()(ClassSet a, ClassSet b) const {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+  }
+};
+
+}  // namespace detail
+
+// --- scores -------------------------------------------------------------------------------------
+
+/// S = XW + 1bᵀ (n × K) with Eigen's sparse × dense product: for a CSC X it scatters column j
+/// times row W_j: into the rows of S, for a CSR X it gathers row s_i = Σ_j x_ij W_j: (which
+/// Eigen parallelises when built with OpenMP). An empty `b` means b = 0.
+template <RealScalar Scalar, StorageIndex Index, int Order>
+void compute_scores(const Problem<Scalar, Index, Order>& problem, ClassMatrixRef<Scalar> W,
+                    ClassVectorRef<Scalar> b, ClassMatrix<Scalar>& S) {
+  S.resize(problem.n_samples(), W.cols());
+  S.noalias() = problem.X.eigen() * W;
+  if (b.size() > 0) S.rowwise() += b.transpose();
+}
+
+/// S = XW + 1bᵀ for a row-sparse LinearModel: only the stored rows of W are touched, so the
+/// cost is the number of nonzeros of X in the model's support (times K). Features the model
+/// does not know (j ≥ model.n_features()) contribute nothing, as in LIBLINEAR. A model made
+/// with a bias feature (provenance().bias ≥ 0) expects X to contain that constant column
+/// already, as it was during training.
+template <RealScalar Scalar, StorageIndex Index, int Order>
+void compute_scores(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>& model,
+                    ClassMatrix<Scalar>& S) {
+  const auto& X = problem.X;
+  S.resize(X.rows(), model.n_classes());
+  if (model.has_intercept()) S.rowwise() = model.intercept().transpose();
+  else S.setZero();
+  const auto& rows = model.rows();
+  if constexpr (Order == Eigen::ColMajor) {
+    const auto& support = model.support();
+    for (std::size_t r = 0; r < support.size(); ++r) {
+      if (support[r] >= static_cast<std::int64_t>(X.cols())) break;  // support is increasing
+      const auto w = rows.row(static_cast<Eigen::Index>(r));
+      for (auto [i, x_ij] : X.outer(static_cast<Index>(support[r]))) S.row(i) += x_ij * w;
+    }
+  } else {
+    for (Index i = 0; i < X.rows(); ++i) {
+      auto s = S.row(i);
+      for (auto [j, x_ij] : X.outer(i)) {
+        const std::int64_t r = model.row_of_feature(j);
+        if (r >= 0) s += x_ij * rows.row(static_cast<Eigen::Index>(r));
+      }
+    }
+  }
+}
+
+// --- the loss part ------------------------------------------------------------------------------
+
+/// L = (1/n) Σ_i c_i ℓ(s_i, y_i) from the scores S. Samples with c_i = 0 are skipped (so an
+/// infinite loss on a zero-weight sample does not poison the sum).
+template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
+  requires sparsemc::Loss<Loss, Scalar>
+double loss_value(const Loss& loss, const Problem<Scalar, Index, Order>& problem,
+                  ClassMatrixRef<Scalar> S) {
+  const Index n = problem.n_samples();
+  double sum = 0.0;
+  for (Index i = 0; i < n; ++i) {
+    const Scalar c = problem.weight(i);
+    if (c == Scalar(0)) continue;
+    sum += static_cast<double>(c) *
+           static_cast<double>(loss.value(detail::const_row_span(S, i), problem.y[static_cast<std::size_t>(i)]));
+  }
+  return sum / static_cast<double>(n);
+}
+
+/// The loss part and its gradient with respect to the scores: writes D_i = (c_i/n) ∇ℓ(s_i, y_i)
+/// (n × K) and returns L = (1/n) Σ_i c_i ℓ(s_i, y_i). Then ∇_W L = XᵀD (`weight_gradient`) and
+/// ∇_b L = Dᵀ1 (`intercept_gradient`).
+template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
+  requires SmoothLoss<Loss, Scalar>
+double loss_score_gradient(const Loss& loss, const Problem<Scalar, Index, Order>& problem,
+                           ClassMatrixRef<Scalar> S, ClassMatrix<Scalar>& D) {
+  const Index n = problem.n_samples();
+  D.resize(S.rows(), S.cols());
+  const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
+  double sum = 0.0;
+  for (Index i = 0; i < n; ++i) {
+    const Scalar c = problem.weight(i);
+    if (c == Scalar(0)) {
+      D.row(i).setZero();
+      continue;
+    }
+    const Scalar value = loss.gradient(detail::const_row_span(S, i), problem.y[static_cast<std::size_t>(i)],
+                                       detail::row_span(D, i));
+    sum += static_cast<double>(c) * static_cast<double>(value);
+    D.row(i) *= c * inv_n;
+  }
+  return sum / static_cast<double>(n);
+}
+
+/// ∇_W L = XᵀD (d × K), D from `loss_score_gradient`. CSC X gathers each row of G from the
+/// rows of D; CSR X scatters each sample's row of D into the rows of G.
+template <RealScalar Scalar, StorageIndex Index, int Order>
+void weight_gradient(const Problem<Scalar, Index, Order>& problem, ClassMatrixRef<Scalar> D,
+                     ClassMatrix<Scalar>& G) {
+  G.resize(problem.n_features(), D.cols());
+  G.noalias() = problem.X.eigen().transpose() * D;
+}
+
+/// ∇_b L = Dᵀ1 (K), D from `loss_score_gradient`.
+template <RealScalar Scalar>
+void intercept_gradient(const ClassMatrix<Scalar>& D, ClassVector<Scalar>& gradient) {
+  gradient.resize(D.cols());
+  gradient.noalias() = D.colwise().sum().transpose();
+}
+
+// --- the penalty part ---------------------------------------------------------------------------
+
+/// Σ_j P(W_j:) = Σ_j λR(W_j:) + (μ/2)‖W_j:‖² over the rows of a dense W.
+/// W may be any dense row-major expression (a ClassMatrix, a block of one, ...).
+template <class Penalty, class Derived>
+  requires sparsemc::Penalty<Penalty, typename Derived::Scalar>
+double penalty_value(const Penalty& penalty, const Eigen::MatrixBase<Derived>& W_in) {
+  const Eigen::Ref<const ClassMatrix<typename Derived::Scalar>> W(W_in.derived());
+  double sum = 0.0;
+  for (Eigen::Index j = 0; j < W.rows(); ++j) sum += static_cast<double>(penalty.value(detail::const_row_span(W, j)));
+  return sum;
+}
+
+/// Σ_j P(W_j:) over the stored rows of a row-sparse model (P(0) = 0 for every penalty).
+template <class Penalty, RealScalar Scalar>
+  requires sparsemc::Penalty<Penalty, Scalar>
+double penalty_value(const Penalty& penalty, const LinearModel<Scalar>& model) {
+  return penalty_value(penalty, model.rows());
+}
+
+// --- objective (1) ------------------------------------------------------------------------------
+
+/// F(W, b) of (1) for a dense W and intercept b (empty b = no intercept), as its two parts.
+/// `S` is the caller's n × K work space (holds the scores on return).
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+  requires sparsemc::Loss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
+ObjectiveValue objective(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
+                         ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b, ClassMatrix<Scalar>& S) {
+  compute_scores(problem, W, b, S);
+  return {loss_value(loss, problem, S), penalty_value(penalty, W)};
+}
+
+/// F of (1) at a LinearModel (row-sparse W, its intercept if any), as its two parts.
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+  requires sparsemc::Loss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
+ObjectiveValue objective(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
+                         const LinearModel<Scalar>& model) {
+  if (model.n_classes() != problem.n_classes())
+    throw std::invalid_argument("objective: the model has " + std::to_string(model.n_classes()) +
+                                " classes but the problem has " + std::to_string(problem.n_classes()));
+  ClassMatrix<Scalar> S;
+  compute_scores(problem, model, S);
+  return {loss_value(loss, problem, S), penalty_value(penalty, model)};
+}
+
+// --- optimality -----------------------------------------------------------------------------------
+
+/// The exact optimality violation of (W, b): each row's `penalty.violation(W_j:, ∇_W L_j:)`
+/// (the distance of −∇_W L_j: to λ∂R(W_j:) + μW_j:) and, when `fit_intercept`, ‖∇_b L‖₂.
+/// Costs one gradient evaluation (allocates its work space).
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+  requires SmoothLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
+OptimalityViolation optimality_violation(const Loss& loss, const Penalty& penalty,
+                                         const Problem<Scalar, Index, Order>& problem,
+                                         ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b,
+                                         bool fit_intercept) {
+  ClassMatrix<Scalar> S, D, G;
+  compute_scores(problem, W, b, S);
+  loss_score_gradient(loss, problem, S, D);
+  weight_gradient(problem, D, G);
+  OptimalityViolation out;
+  double sum = 0.0;
+  for (Eigen::Index j = 0; j < W.rows(); ++j) {
+    const double v = static_cast<double>(penalty.violation(detail::const_row_span(W, j), detail::const_row_span(G, j)));
+    sum += v * v;
+    out.max_row = std::max(out.max_row, v);
+  }
+  out.rows = std::sqrt(sum);
+  if (fit_intercept) {
+    ClassVector<Scalar> gb;
+    intercept_gradient(D, gb);
+    out.intercept = static_cast<double>(gb.norm());
+  }
+  return out;
+}
+
+// --- intercept-only model and λ_max ------------------------------------------------------------
+
+/// The optimal intercept of the intercept-only model, argmin_b (1/n) Σ_i c_i ℓ(b, y_i).
+///
+/// All samples share the scores b, so the objective only depends on how much weight each
+/// distinct class set carries: φ(b) = Σ_g w_g ℓ(b, Y_g), w_g = (1/n) Σ_{i: y_i = Y_g} c_i, a
+/// smooth convex function of K variables evaluated in O(#sets · K). It is minimised from b = 0
+/// by diagonally preconditioned gradient steps b ← b − α ∇φ(b) ⊘ h(b), h the diagonal of the
+/// generalised Hessian (`curvature`, floored at 10⁻⁶ of the curvature bound), α from an Armijo
+/// backtracking (α = 1, halved until φ decreases by 10⁻⁴ α ∇φᵀd; once the decrease is below
+/// the rounding of φ, a step that keeps φ within rounding and shrinks ‖∇φ‖∞ is accepted).
+/// Stops when ‖∇φ‖∞ ≤ 10³ ε ‖∇φ(0)‖∞ (ε the Scalar's machine epsilon), when no step is
+/// accepted, or after `max_iterations`. For the logistic loss this is close to Newton's method (the optimum is
+/// b_k = log(class frequency) + const); a class without samples drifts towards −∞ by about one
+/// unit per step while its gradient, which is what λ_max uses, vanishes geometrically.
+template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
+  requires SmoothLoss<Loss, Scalar>
+ClassVector<Scalar> optimal_intercept(const Loss& loss, const Problem<Scalar, Index, Order>& problem,
+                                      int max_iterations = 200) {
+  const ClassIndex K = problem.n_classes();
+  const Index n = problem.n_samples();
+  // Group the samples by class set; keys are spans into the problem's label storage.
+  std::map<ClassSet, double, detail::ClassSetLess> groups;
+  for (Index i = 0; i < n; ++i) groups[problem.y[static_cast<std::size_t>(i)]] += static_cast<double>(problem.weight(i));
+  double total_weight = 0.0;
+  for (auto& [set, w] : groups) total_weight += (w /= static_cast<double>(n));
+
+  ClassVector<Scalar> b = ClassVector<Scalar>::Zero(K), trial(K), d(K), g_one(K), h_one(K);
+  ClassVector<Scalar> g(K), h(K), g_trial(K), h_trial(K);
+  // φ(at); writes ∇φ into grad and the curvature diagonal into curv.
+  auto evaluate = [&](const ClassVector<Scalar>& at, ClassVector<Scalar>& grad, ClassVector<Scalar>& curv) {
+    const std::span<const Scalar> s(at.data(), static_cast<std::size_t>(K));
+    double value = 0.0;
+    grad.setZero();
+    curv.setZero();
+    for (const auto& [set, w] : groups) {
+      if (w == 0.0) continue;
+      value += w * static_cast<double>(loss.gradient(s, set, std::span<Scalar>(g_one.data(), g_one.size())));
+      loss.curvature(s, set, std::span<Scalar>(h_one.data(), h_one.size()));
+      grad += static_cast<Scalar>(w) * g_one;
+      curv += static_cast<Scalar>(w) * h_one;
+    }
+    return value;
+  };
+
+  const Scalar floor = Scalar(1e-6) * Loss::template curvature_bound<Scalar>(K) * static_cast<Scalar>(total_weight);
+  const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
+  double value = evaluate(b, g, h);
+  const double g0 = static_cast<double>(g.template lpNorm<Eigen::Infinity>());
+  for (int it = 0; it < max_iterations && floor > Scalar(0); ++it) {
+    const double g_norm = static_cast<double>(g.template lpNorm<Eigen::Infinity>());
+    if (g_norm <= 1e3 * eps * g0) break;
+    d = -g.cwiseQuotient(h.cwiseMax(floor));
+    const double slope = static_cast<double>(g.dot(d));  // < 0
+    bool accepted = false;
+    double step = 1.0;
+    for (int half = 0; half < 60 && !accepted; ++half, step *= 0.5) {
+      trial = b + static_cast<Scalar>(step) * d;
+      const double v = evaluate(trial, g_trial, h_trial);
+      // Armijo, or — once φ differences drown in rounding — a smaller gradient.
+      accepted = v <= value + 1e-4 * step * slope ||
+                 (v <= value + 8.0 * eps * std::abs(value) &&
+                  static_cast<double>(g_trial.template lpNorm<Eigen::Infinity>()) < g_norm);
+      if (accepted) value = v;
+    }
+    if (!accepted) break;  // rounding floor reached
+    b.swap(trial);
+    g.swap(g_trial);
+    h.swap(h_trial);
+  }
+  return b;
+}
+
+/// λ_max for a penalty: the smallest λ for which W = 0 is optimal in (1),
+///
+///     λ_max = max_j R°(∇_W L_j:(0, b₀)),
+///
+/// R° the penalty's dual norm (`dual_norm`: max|·| for L1, ‖·‖₂ for L1L2, ‖·‖₁ for L1Linf), b₀
+/// = 0 without intercept and b₀ = `optimal_intercept` with an unpenalised intercept (then W = 0
+/// is optimal only together with the best intercept). μ plays no part: at W = 0 the ridge
+/// term's gradient vanishes. Allocates its work space (one score and one gradient matrix).
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+  requires SmoothLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
+double lambda_max(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
+                  bool fit_intercept) {
+  const ClassIndex K = problem.n_classes();
+  ClassMatrix<Scalar> S(problem.n_samples(), K), D, G;
+  if (fit_intercept) S.rowwise() = optimal_intercept(loss, problem).transpose();
+  else S.setZero();
+  loss_score_gradient(loss, problem, S, D);
+  weight_gradient(problem, D, G);
+  double out = 0.0;
+  for (Eigen::Index j = 0; j < G.rows(); ++j)
+    out = std::max(out, static_cast<double>(penalty.dual_norm(detail::const_row_span(G, j))));
+  return out;
+}
+
+// --- the data part of Lipschitz constants -------------------------------------------------------
+
+/// An estimate of ‖(1/n) X̃ᵀCX̃‖₂, C = diag(c_i), X̃ = [X 1] when `with_intercept` (else X), by
+/// the power method on X̃ᵀCX̃ from a seeded positive random vector; stops when the Rayleigh
+/// quotient changes by less than 10⁻⁴ relative, or after `max_iterations`. It approaches the
+/// norm from below. The Hessian of the loss part is (1/n) Σ_i c_i (x̃_i x̃_iᵀ ⊗ ∇²ℓ(s_i)), so
+/// curvature_bound(K) × this value is a Lipschitz constant of ∇L — never above the cruder
+/// curvature_bound(K) ‖X̃‖₂² max_i c_i / n. Returns 0 for X = 0 without intercept.
+template <RealScalar Scalar, StorageIndex Index, int Order>
+double weighted_gram_norm(const Problem<Scalar, Index, Order>& problem, bool with_intercept,
+                          std::uint64_t seed = 0, int max_iterations = 100) {
+  using Vec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+  const Index n = problem.n_samples();
+  const Index d = problem.n_features();
+  const auto X = problem.X.eigen();
+  Vec c(n);
+  for (Index i = 0; i < n; ++i) c[i] = problem.weight(i);
+  Rng rng(seed);
+  Vec v(d), u(n);
+  for (Index j = 0; j < d; ++j) v[j] = static_cast<Scalar>(0.5 + uniform_real(rng));
+  Scalar v_b = with_intercept ? static_cast<Scalar>(0.5 + uniform_real(rng)) : Scalar(0);
+  double estimate = 0.0;
+  for (int it = 0; it < max_iterations; ++it) {
+    const Scalar norm = std::sqrt(v.squaredNorm() + v_b * v_b);
+    if (!(norm > Scalar(0))) return 0.0;
+    v /= norm;
+    v_b /= norm;
+    u.noalias() = X * v;
+    if (with_intercept) u.array() += v_b;
+    // Rayleigh quotient vᵀ(X̃ᵀCX̃/n)v with ‖v‖ = 1.
+    const double rayleigh = static_cast<double>(u.dot(c.cwiseProduct(u))) / static_cast<double>(n);
+    u.array() *= c.array();
+    v.noalias() = X.transpose() * u;
+    v_b = with_intercept ? u.sum() : Scalar(0);
+    const bool settled = it > 0 && std::abs(rayleigh - estimate) <= 1e-4 * rayleigh;
+    estimate = std::max(estimate, rayleigh);
+    if (settled) break;
+  }
+  return estimate;
+}
+
+}  // namespace sparsemc
