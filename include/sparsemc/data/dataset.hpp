@@ -26,7 +26,8 @@ class Dataset {
  public:
   Dataset() = default;
   Dataset(CsrMatrix<Scalar, Index> X, LabelSets y, LabelEncoder encoder)
-      : X_csr_(std::move(X)), y_(std::move(y)), encoder_(std::move(encoder)) {
+      : y_(std::move(y)), encoder_(std::move(encoder)) {
+    X_csr_.swap(X);  // Eigen 3.4's SparseMatrix has no move constructor: swap instead of copying
     X_csr_.makeCompressed();
     if (static_cast<std::size_t>(X_csr_.rows()) != y_.size())
       throw std::invalid_argument("Dataset: X and y disagree on the number of samples");

@@ -1,0 +1,202 @@
+#pragma once
+/// \file compressed.hpp
+/// Reads gzip (.gz, through zlib) and bzip2 (.bz2, through libbz2) compressed LIBSVM files
+/// directly: the decompressed bytes flow block by block into the same parser as plain
+/// files, so a compressed file is never expanded in memory or on disk.
+///
+/// This header needs the CMake target `sparsemc::io` (it links ZLIB and BZip2 and defines
+/// `SPARSEMC_HAVE_ZLIB` / `SPARSEMC_HAVE_BZIP2`); the core `sparsemc::sparsemc` stays
+/// Eigen-only. Usually include `io/libsvm.hpp`, whose `read_libsvm(path)` picks the reader
+/// by file extension. Concatenated gzip members and concatenated bzip2 streams (as written
+/// by pigz / pbzip2) are read in full. Corrupt or truncated compressed data throws
+/// `std::runtime_error` naming the file.
+///
+/// \code
+///   // CMake: target_link_libraries(app PRIVATE sparsemc::io)
+///   #include <sparsemc/io/compressed.hpp>
+///   auto sector = sparsemc::io::read_libsvm_bzip2<double>("sector.scale.bz2");
+///   auto news = sparsemc::io::read_libsvm_gzip<float>("news20.gz", {.n_features = 62061});
+/// \endcode
+
+#if !defined(SPARSEMC_HAVE_ZLIB) && !defined(SPARSEMC_HAVE_BZIP2)
+#error "sparsemc/io/compressed.hpp needs zlib or libbz2: link the CMake target sparsemc::io"
+#endif
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#ifdef SPARSEMC_HAVE_ZLIB
+#include <zlib.h>
+#endif
+#ifdef SPARSEMC_HAVE_BZIP2
+#include <bzlib.h>
+#endif
+
+#include "libsvm_reader.hpp"
+
+namespace sparsemc::io {
+namespace detail {
+
+#ifdef SPARSEMC_HAVE_ZLIB
+/// A gzip file as a byte source (zlib's gzread: handles concatenated members).
+class GzipSource {
+ public:
+  explicit GzipSource(const std::filesystem::path& path) : name_(path.string()) {
+    errno = 0;
+    file_ = gzopen(name_.c_str(), "rb");
+    if (file_ == nullptr)
+      throw std::runtime_error(name_ + ": cannot open (" +
+                               (errno != 0 ? std::generic_category().message(errno) : std::string("out of memory")) + ")");
+    gzbuffer(file_, 1u << 20);  // zlib's input buffer (before the first read)
+  }
+  GzipSource(const GzipSource&) = delete;
+  GzipSource& operator=(const GzipSource&) = delete;
+  ~GzipSource() { gzclose(file_); }
+
+  /// The decompressed size is not known in advance.
+  std::optional<std::size_t> size() const { return std::nullopt; }
+
+  /// Fills `dst` with up to `capacity` decompressed bytes; 0 means the end of the file.
+  std::size_t read(char* dst, std::size_t capacity) {
+    std::size_t total = 0;
+    // gzread takes an unsigned count: large requests go in pieces of 1 GiB.
+    while (total < capacity) {
+      const auto chunk = static_cast<unsigned>(std::min<std::size_t>(capacity - total, 1u << 30));
+      const int got = gzread(file_, dst + total, chunk);
+      if (got < 0) {
+        int code = 0;
+        const char* message = gzerror(file_, &code);
+        throw std::runtime_error(name_ + ": corrupt or truncated gzip data (" + message + ")");
+      }
+      if (got == 0) {  // end of file: complete, or in the middle of a member?
+        int code = Z_OK;
+        const char* message = gzerror(file_, &code);
+        if (code == Z_BUF_ERROR) throw std::runtime_error(name_ + ": truncated gzip data");
+        if (code != Z_OK) throw std::runtime_error(name_ + ": corrupt gzip data (" + message + ")");
+        break;
+      }
+      total += static_cast<std::size_t>(got);
+    }
+    return total;
+  }
+
+ private:
+  std::string name_;
+  gzFile file_ = nullptr;
+};
+#endif
+
+#ifdef SPARSEMC_HAVE_BZIP2
+/// A bzip2 file as a byte source (libbz2's stream API over stdio, so that concatenated
+/// streams are all read).
+class Bzip2Source {
+ public:
+  explicit Bzip2Source(const std::filesystem::path& path) : name_(path.string()), input_(1u << 20) {
+    file_ = std::fopen(name_.c_str(), "rb");
+    if (file_ == nullptr)
+      throw std::runtime_error(name_ + ": cannot open (" + std::generic_category().message(errno) + ")");
+  }
+  Bzip2Source(const Bzip2Source&) = delete;
+  Bzip2Source& operator=(const Bzip2Source&) = delete;
+  ~Bzip2Source() {
+    if (in_stream_) BZ2_bzDecompressEnd(&stream_);
+    std::fclose(file_);
+  }
+
+  /// The decompressed size is not known in advance.
+  std::optional<std::size_t> size() const { return std::nullopt; }
+
+  /// Fills `dst` with up to `capacity` decompressed bytes; 0 means the end of the file.
+  /// Loop invariant: `in_stream_` says whether a bzip2 stream is open; input runs out
+  /// either between streams (the end) or inside one (truncated file, an error).
+  std::size_t read(char* dst, std::size_t capacity) {
+    capacity = std::min<std::size_t>(capacity, UINT_MAX);  // libbz2 counts in unsigned int
+    stream_.next_out = dst;
+    stream_.avail_out = static_cast<unsigned>(capacity);
+    while (stream_.avail_out > 0) {
+      if (stream_.avail_in == 0 && !at_eof_) refill();
+      if (!in_stream_) {
+        if (stream_.avail_in == 0) break;  // the file ends between streams: done
+        start_stream();
+      }
+      const unsigned in_before = stream_.avail_in;
+      const unsigned out_before = stream_.avail_out;
+      const int rc = BZ2_bzDecompress(&stream_);
+      if (rc == BZ_STREAM_END) {  // another stream may follow
+        BZ2_bzDecompressEnd(&stream_);
+        in_stream_ = false;
+      } else if (rc != BZ_OK) {
+        throw std::runtime_error(name_ + ": corrupt bzip2 data (libbz2 error " + std::to_string(rc) + ")");
+      } else if (at_eof_ && in_before == 0 && stream_.avail_out == out_before) {
+        throw std::runtime_error(name_ + ": truncated bzip2 data");
+      }
+    }
+    return capacity - stream_.avail_out;
+  }
+
+ private:
+  /// Reads the next chunk of compressed input; notes the end of the file.
+  void refill() {
+    const std::size_t got = std::fread(input_.data(), 1, input_.size(), file_);
+    if (got < input_.size()) {
+      if (std::ferror(file_)) throw std::runtime_error(name_ + ": read error");
+      at_eof_ = true;
+    }
+    stream_.next_in = input_.data();
+    stream_.avail_in = static_cast<unsigned>(got);
+  }
+
+  /// Starts decoding a stream at the current input position (libbz2 needs a fresh state
+  /// per stream; the input and output cursors carry over).
+  void start_stream() {
+    bz_stream fresh{};
+    fresh.next_in = stream_.next_in;
+    fresh.avail_in = stream_.avail_in;
+    fresh.next_out = stream_.next_out;
+    fresh.avail_out = stream_.avail_out;
+    stream_ = fresh;
+    if (BZ2_bzDecompressInit(&stream_, 0, 0) != BZ_OK)
+      throw std::runtime_error(name_ + ": cannot start bzip2 decompression (out of memory)");
+    in_stream_ = true;
+  }
+
+  std::string name_;
+  std::FILE* file_ = nullptr;
+  std::vector<char> input_;  // compressed bytes read from file_, consumed by stream_
+  bz_stream stream_{};       // libbz2's decoder state and its input/output cursors
+  bool in_stream_ = false;
+  bool at_eof_ = false;
+};
+#endif
+
+}  // namespace detail
+
+#ifdef SPARSEMC_HAVE_ZLIB
+/// Reads a gzip-compressed LIBSVM file (see `read_libsvm` for the grammar and options).
+template <RealScalar Scalar, StorageIndex Index = std::int32_t>
+[[nodiscard]] Dataset<Scalar, Index> read_libsvm_gzip(const std::filesystem::path& path,
+                                                      const LibsvmOptions& options = {}) {
+  detail::GzipSource source(path);
+  return detail::read_blocks<Scalar, Index>(source, options, path.string());
+}
+#endif
+
+#ifdef SPARSEMC_HAVE_BZIP2
+/// Reads a bzip2-compressed LIBSVM file (see `read_libsvm` for the grammar and options).
+template <RealScalar Scalar, StorageIndex Index = std::int32_t>
+[[nodiscard]] Dataset<Scalar, Index> read_libsvm_bzip2(const std::filesystem::path& path,
+                                                       const LibsvmOptions& options = {}) {
+  detail::Bzip2Source source(path);
+  return detail::read_blocks<Scalar, Index>(source, options, path.string());
+}
+#endif
+
+}  // namespace sparsemc::io

@@ -1,0 +1,673 @@
+#pragma once
+/// \file libsvm_reader.hpp
+/// Reads LIBSVM / SVMlight text into a `Dataset` (CSR X, class sets, label table). Core part:
+/// Eigen and the standard library only. Compressed files (.gz, .bz2) are read by
+/// `io/compressed.hpp` (target `sparsemc::io`); `io/libsvm.hpp` picks by file extension.
+///
+/// Grammar, one sample per line:
+///
+///     line      := [labels] { blank feature } [blank] ['#' comment]
+///     labels    := label { ',' label }           (a multilabel line may have no label)
+///     feature   := index ':' value                (indices strictly increasing)
+///     blank     := ' ' | '\t' | '\r'              (so CRLF line ends are accepted)
+///
+/// - Labels are integers as written: `3`, `-1`, `+1`; integral reals such as `1.0` or `2e0`
+///   are accepted too, anything else (`1.5`, `abc`) is an error. Labels map to class indices
+///   0..K−1 in increasing label order (see `LabelEncoder`).
+/// - Indices are 1-based by default (LIBSVM) or 0-based; values are decimal reals (a leading
+///   `+` is accepted, `nan` and `inf` are not). An SVMlight `qid:N` right after the labels is
+///   checked to be an integer and otherwise ignored. Explicit zeros are kept as stored entries.
+/// - Blank lines and comment-only lines are skipped; they still count in line numbers.
+/// - Multilabel files (`l1,l2,... idx:val ...`, a line with no label starts with a blank) are
+///   detected by a comma in a label field or a line that starts with a blank and then a
+///   feature, or forced through `LibsvmOptions::label_format`. Otherwise a line without a
+///   label is an error. Duplicate labels within one line are merged.
+///
+/// Any malformed input throws `ParseError` whose `what()` is `file:line:column: message`;
+/// nothing is skipped silently and no input crashes the reader.
+///
+/// Speed: the input is read in blocks of a few MiB, numbers are parsed in place with
+/// `std::from_chars` (no streams, no per-line allocation) and appended to the CSR arrays
+/// that become X.
+///
+/// \code
+///   #include <sparsemc/io/libsvm_reader.hpp>
+///   namespace io = sparsemc::io;
+///   std::ifstream in("train.svm", std::ios::binary);
+///   auto train = io::read_libsvm<double>(in, {}, "train.svm");
+///   // The test set shares the training dimension and label table:
+///   std::ifstream tin("test.svm", std::ios::binary);
+///   auto test = io::read_libsvm<double>(tin, {.n_features = train.n_features(),
+///                                             .labels = train.encoder()}, "test.svm");
+///   auto tiny = io::parse_libsvm<float, std::int64_t>("1 1:0.5 3:-2\n2 2:1\n");
+/// \endcode
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <istream>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "../data/dataset.hpp"
+#include "parse_error.hpp"
+
+namespace sparsemc::io {
+
+/// How label fields are read.
+enum class LabelFormat {
+  detect,      ///< multilabel when a label field has a comma or a line starts with a blank
+               ///< and has no label; else multiclass
+  multiclass,  ///< exactly one label per line; a comma or a missing label is an error
+  multilabel,  ///< comma-separated label sets; a line may have none
+};
+
+/// What a label absent from a caller-given label table (`LibsvmOptions::labels`) does.
+enum class UnknownLabel {
+  /// A `ParseError` at the label (the default: train and test must agree).
+  error,
+  /// The label joins the table. The table stays sorted, so class indices then refer to the
+  /// extended table; compare by label (`encoder().label_of(k)` against
+  /// `LinearModel::predict`), which is what evaluating a model on such a test set needs:
+  /// a sample whose label the model never saw is simply never predicted right.
+  extend,
+};
+
+/// Options of the LIBSVM reader (an aggregate: `{.n_features = 180, .zero_based = true}`).
+struct LibsvmOptions {
+  /// d, the number of features (columns of X). 0: d is the largest index in the file
+  /// (+1 when zero-based). Set it to the training d to read test data: an index beyond d
+  /// is then an error.
+  std::int64_t n_features = 0;
+  /// Feature indices start at 0 instead of LIBSVM's 1.
+  bool zero_based = false;
+  /// Multiclass or multilabel label fields, or detection (see `LabelFormat`).
+  LabelFormat label_format = LabelFormat::detect;
+  /// Label table to map labels to class indices, e.g. the training set's `encoder()`, so
+  /// test data uses the training classes and K; classes absent from the file keep their
+  /// index. Empty: the table is built from the labels in the file.
+  std::optional<LabelEncoder> labels = std::nullopt;
+  /// What a label missing from `labels` does (ignored when `labels` is empty).
+  UnknownLabel unknown_label = UnknownLabel::error;
+
+  /// Throws `std::invalid_argument` naming the field when an option is out of range.
+  void validate() const {
+    if (n_features < 0)
+      throw std::invalid_argument("LibsvmOptions::n_features must be >= 0 (0 = largest index in the file), got " +
+                                  std::to_string(n_features));
+  }
+};
+
+namespace detail {
+
+/// Bytes that end a number token: blanks, the line end and the comment sign.
+inline constexpr std::array<bool, 256> kSeparator = [] {
+  std::array<bool, 256> table{};
+  table[static_cast<unsigned char>(' ')] = true;
+  table[static_cast<unsigned char>('\t')] = true;
+  table[static_cast<unsigned char>('\r')] = true;
+  table[static_cast<unsigned char>('\n')] = true;
+  table[static_cast<unsigned char>('#')] = true;
+  return table;
+}();
+
+[[nodiscard]] inline bool is_separator(char c) noexcept { return kSeparator[static_cast<unsigned char>(c)]; }
+[[nodiscard]] inline bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\r'; }
+
+/// End of the token starting at `p` (first separator; every parsed line ends with '\n').
+[[nodiscard]] inline const char* token_end(const char* p) noexcept {
+  while (!is_separator(*p)) ++p;
+  return p;
+}
+
+/// A token for an error message: quoted, at most 40 bytes, non-printable bytes as '?'.
+[[nodiscard]] inline std::string quote(const char* begin, const char* end) {
+  constexpr std::ptrdiff_t kMax = 40;
+  const bool cut = end - begin > kMax;
+  std::string out = "'";
+  for (const char* p = begin; p != (cut ? begin + kMax : end); ++p)
+    out += (static_cast<unsigned char>(*p) >= 0x20 && static_cast<unsigned char>(*p) < 0x7f) ? *p : '?';
+  out += cut ? "...'" : "'";
+  return out;
+}
+
+template <StorageIndex Index>
+inline constexpr const char* kIndexBits = sizeof(Index) == 4 ? "32-bit" : "64-bit";
+
+/// The LIBSVM grammar as a push parser: `parse` takes blocks of complete lines (the last
+/// byte of a block is '\n'), `finish` builds the Dataset. Positions in errors are relative
+/// to the start of the current line, which always lies inside the current block.
+template <RealScalar Scalar, StorageIndex Index>
+class LibsvmParser {
+  static constexpr Index kIndexMax = std::numeric_limits<Index>::max();
+
+ public:
+  LibsvmParser(const LibsvmParser&) = delete;  // table_ points into options_
+  LibsvmParser& operator=(const LibsvmParser&) = delete;
+  LibsvmParser(const LibsvmOptions& options, std::string name)
+      : options_(options), name_(std::move(name)), base_(options.zero_based ? 0 : 1) {
+    options_.validate();
+    if (options_.n_features > static_cast<std::int64_t>(kIndexMax))
+      throw std::invalid_argument("LibsvmOptions::n_features = " + std::to_string(options_.n_features) +
+                                  " does not fit the " + kIndexBits<Index> + " index type");
+    // The largest index accepted: a fixed d, or one that keeps d = column + 1 representable.
+    const std::int64_t d_max = options_.n_features > 0 ? options_.n_features : static_cast<std::int64_t>(kIndexMax);
+    index_limit_ = d_max - 1 + base_;
+    if (options_.labels && options_.labels->size() > 0) table_ = &*options_.labels;
+    row_ptr_.push_back(0);
+    label_ptr_.push_back(0);
+  }
+
+  /// Parses the complete lines in [begin, end); `end[-1]` must be '\n'.
+  void parse(const char* begin, const char* end) {
+    const char* p = begin;
+    while (p < end) {
+      ++line_;
+      line_start_ = p;
+      while (is_blank(*p)) ++p;
+      if (*p == '\n') {  // blank line
+        ++p;
+        continue;
+      }
+      if (*p == '#') {  // comment line
+        p = skip_comment(p, end);
+        continue;
+      }
+      p = parse_labels(p);
+      p = parse_features(p, end);
+      end_sample();
+    }
+  }
+
+  /// Sizes the arrays for an input of `total_bytes`, extrapolating from the `parsed_bytes`
+  /// read so far (with 10% slack), so that they are not regrown and copied while parsing.
+  void reserve_for(std::size_t total_bytes, std::size_t parsed_bytes) {
+    if (parsed_bytes == 0 || total_bytes <= parsed_bytes) return;
+    const double scale = 1.1 * static_cast<double>(total_bytes) / static_cast<double>(parsed_bytes);
+    auto grow = [scale](auto& v) { v.reserve(static_cast<std::size_t>(scale * static_cast<double>(v.size())) + 16); };
+    const double wanted = scale * static_cast<double>(nnz_) + 16;
+    if (wanted > static_cast<double>(capacity_))
+      set_capacity(static_cast<Index>(std::min(wanted, static_cast<double>(kIndexMax))));
+    grow(row_ptr_);
+    grow(label_ptr_);
+    grow(labels_);
+  }
+
+  /// Builds the Dataset once the input is exhausted. `tail` is the length of a last line
+  /// that had no '\n' of its own (0 otherwise); it places the end-of-input position.
+  [[nodiscard]] Dataset<Scalar, Index> finish(std::size_t tail) {
+    const std::size_t n = row_ptr_.size() - 1;
+    // An empty dataset is an error at the end of the input (line 1, column 1 when empty).
+    if (n == 0) {
+      const std::int64_t line = tail > 0 ? line_ : line_ + 1;
+      throw ParseError(name_, line, static_cast<std::int64_t>(tail) + 1,
+                       "no samples (the input is empty or holds only blank and comment lines)");
+    }
+    // The label format is settled only now: a comma on the last line can make a file
+    // multilabel, and a label-less line is an error only if nothing did.
+    const bool multilabel = options_.label_format == LabelFormat::multilabel ||
+                            (options_.label_format == LabelFormat::detect && saw_multilabel_sign_);
+    if (!multilabel && missing_label_line_ > 0)
+      throw ParseError(name_, missing_label_line_, missing_label_column_,
+                       "missing label (nothing marks the input as multilabel, so it is read as "
+                       "multiclass; force LabelFormat::multilabel for multilabel data)");
+
+    // The label table: the caller's (possibly extended), or the labels of the file.
+    LabelEncoder encoder;
+    if (table_ != nullptr) {
+      encoder = *table_;
+      if (!unknown_.empty()) encoder.fit(unknown_);
+    } else {
+      encoder = LabelEncoder(distinct_labels());
+    }
+    const ClassIndex K = encoder.size();
+    const std::vector<ClassIndex> classes = class_indices(encoder);
+    // Class sets: one class per sample, or the label lists (sorted, duplicates merged).
+    LabelSets y;
+    if (multilabel) {
+      y = LabelSets(K);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto first = static_cast<std::size_t>(label_ptr_[i]);
+        y.push_back(std::span<const ClassIndex>(classes).subspan(first, static_cast<std::size_t>(label_ptr_[i + 1]) - first));
+      }
+    } else {
+      y = LabelSets::multiclass(classes, K);
+    }
+
+    const Index d = options_.n_features > 0 ? static_cast<Index>(options_.n_features) : max_column_ + 1;
+    // X is built in place as the constructor's argument (Eigen 3.4 matrices do not move).
+    return Dataset<Scalar, Index>(take_matrix(static_cast<Index>(n), d), std::move(y), std::move(encoder));
+  }
+
+ private:
+  /// The labels of the file, each once. Labels spanning a moderate range (the usual case:
+  /// 0..9, 1..105, ±1) are collected through a table indexed by label − min, O(n);
+  /// otherwise by sorting a copy, O(n log n).
+  [[nodiscard]] std::vector<Label> distinct_labels() const {
+    if (labels_.empty()) return {};
+    const auto [lo, hi] = std::minmax_element(labels_.begin(), labels_.end());
+    const auto range = static_cast<std::uint64_t>(*hi) - static_cast<std::uint64_t>(*lo);
+    std::vector<Label> out;
+    if (range < kDenseLabelRange) {
+      std::vector<unsigned char> seen(range + 1, 0);
+      for (Label l : labels_) seen[static_cast<std::uint64_t>(l) - static_cast<std::uint64_t>(*lo)] = 1;
+      for (std::uint64_t k = 0; k <= range; ++k)
+        if (seen[k]) out.push_back(static_cast<Label>(static_cast<std::uint64_t>(*lo) + k));
+    } else {
+      out = labels_;
+      std::sort(out.begin(), out.end());
+      out.erase(std::unique(out.begin(), out.end()), out.end());
+    }
+    return out;
+  }
+
+  /// The class index of every label read (a lookup table over a moderate label range, else
+  /// a binary search in the encoder).
+  [[nodiscard]] std::vector<ClassIndex> class_indices(const LabelEncoder& encoder) const {
+    std::vector<ClassIndex> classes(labels_.size());
+    const auto& table = encoder.labels();
+    const auto range = table.empty() ? 0 : static_cast<std::uint64_t>(table.back()) - static_cast<std::uint64_t>(table.front());
+    if (!table.empty() && range < kDenseLabelRange) {
+      const auto lo = static_cast<std::uint64_t>(table.front());
+      std::vector<ClassIndex> index_of(range + 1, -1);
+      for (std::size_t k = 0; k < table.size(); ++k)
+        index_of[static_cast<std::uint64_t>(table[k]) - lo] = static_cast<ClassIndex>(k);
+      for (std::size_t k = 0; k < labels_.size(); ++k) classes[k] = index_of[static_cast<std::uint64_t>(labels_[k]) - lo];
+    } else {
+      for (std::size_t k = 0; k < labels_.size(); ++k) classes[k] = encoder.index_of(labels_[k]);
+    }
+    return classes;
+  }
+
+  /// Label ranges up to this size use lookup tables (a few MiB at most).
+  static constexpr std::uint64_t kDenseLabelRange = std::uint64_t{1} << 20;
+
+  /// X from the parsed arrays: the entries move into it without a copy (only a capacity
+  /// well above nnz is trimmed, which copies once).
+  CsrMatrix<Scalar, Index> take_matrix(Index n, Index d) {
+    entries_.resize(static_cast<Eigen::Index>(nnz_));
+    if (capacity_ > nnz_ + nnz_ / 4 + 4096) entries_.squeeze();
+    CsrMatrix<Scalar, Index> X(n, d);
+    X.data().swap(entries_);
+    std::copy(row_ptr_.begin(), row_ptr_.end(), X.outerIndexPtr());
+    capacity_ = nnz_ = 0;
+    return X;
+  }
+
+  [[noreturn]] void fail(const char* at, const std::string& message) const {
+    throw ParseError(name_, line_, (at - line_start_) + 1, message);
+  }
+
+  static const char* skip_comment(const char* p, const char* end) noexcept {
+    return static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p))) + 1;
+  }
+
+  // ---- labels ---------------------------------------------------------------------------
+
+  /// Reads the label field at `p` (first non-blank byte of a sample line); returns the
+  /// position after it. A first token with ':' is a feature: the line has no label.
+  const char* parse_labels(const char* p) {
+    const char* end = p;
+    bool has_colon = false;
+    while (!is_separator(*end)) has_colon |= (*end++ == ':');
+    if (has_colon) {
+      if (options_.label_format == LabelFormat::multiclass) fail(p, "missing label before the first feature");
+      if (p != line_start_) {  // the multilabel way of writing an empty label set
+        saw_multilabel_sign_ = true;
+      } else if (missing_label_line_ == 0) {
+        missing_label_line_ = line_;
+        missing_label_column_ = (p - line_start_) + 1;
+      }
+      return p;
+    }
+    const char* first = p;
+    for (;;) {
+      const char* comma = static_cast<const char*>(std::memchr(first, ',', static_cast<std::size_t>(end - first)));
+      const char* stop = comma ? comma : end;
+      if (stop == first) fail(first, "empty label in a label list");
+      add_label(first, parse_label(first, stop));
+      if (!comma) break;
+      if (options_.label_format == LabelFormat::multiclass)
+        fail(comma, "',' in a label: a multiclass line has one label (LabelFormat::multilabel reads label lists)");
+      saw_multilabel_sign_ = true;
+      first = comma + 1;
+    }
+    return end;
+  }
+
+  /// One label in [b, e) (no commas or separators inside).
+  Label parse_label(const char* b, const char* e) const {
+    const char* s = (*b == '+' && e - b > 1 && b[1] != '+' && b[1] != '-') ? b + 1 : b;
+    Label label = 0;
+    const auto [r, ec] = std::from_chars(s, e, label);
+    if (ec == std::errc{} && r == e) return label;
+    // An integral real such as 1.0 or 2e0?
+    double x = 0;
+    const auto [rx, ecx] = std::from_chars(s, e, x);
+    if (ecx == std::errc{} && rx == e && std::isfinite(x) && x == std::trunc(x)) {
+      constexpr double kTwo63 = 9223372036854775808.0;
+      if (x >= -kTwo63 && x < kTwo63) return static_cast<Label>(x);
+      fail(b, "label " + quote(b, e) + " overflows the 64-bit label type");
+    }
+    if (ec == std::errc::result_out_of_range && r == e)
+      fail(b, "label " + quote(b, e) + " overflows the 64-bit label type");
+    fail(b, "label " + quote(b, e) + " is not an integer");
+  }
+
+  void add_label(const char* at, Label label) {
+    if (table_ != nullptr && !table_->contains(label)) {
+      if (options_.unknown_label == UnknownLabel::error)
+        fail(at, "label " + std::to_string(label) + " is not in the given label table (" +
+                     std::to_string(table_->size()) + " labels; UnknownLabel::extend accepts it)");
+      unknown_.push_back(label);
+    }
+    labels_.push_back(label);
+  }
+
+  // ---- features -------------------------------------------------------------------------
+
+  /// Reads `idx:value` tokens up to the end of the line; returns the start of the next line.
+  /// This is the hot loop: per entry one integer and one real `from_chars`, two comparisons
+  /// that check the index (increasing, in range) and one store; everything unusual leaves
+  /// through the [[unlikely]] branches, which only diagnose.
+  const char* parse_features(const char* p, const char* end) {
+    std::int64_t previous = base_ - 1;  // last index read on this line (as written)
+    bool first = true;                  // qid may only come first
+    for (;;) {
+      while (is_blank(*p)) ++p;
+      if (*p == '\n') return p + 1;
+      if (*p == '#') return skip_comment(p, end);
+      // The index is read as int64 whatever Index is, so that overflow of Index is caught
+      // by the range test below rather than by a wrap-around.
+      std::int64_t index = 0;
+      const auto [colon, ec] = std::from_chars(p, end, index);
+      if (ec != std::errc{} || *colon != ':') [[unlikely]] {
+        if (first && p[0] == 'q' && p[1] == 'i' && p[2] == 'd' && p[3] == ':') {
+          p = parse_qid(p);
+          first = false;
+          continue;
+        }
+        bad_index_token(p, colon, ec);
+      }
+      // index > previous ≥ base − 1 covers "≥ base" as well as "strictly increasing".
+      if (index <= previous || index > index_limit_) [[unlikely]]
+        bad_index(p, index, previous);
+      previous = index;
+      Scalar value;  // read in Scalar directly: a float is rounded once, from the text
+      p = parse_value(colon + 1, end, value);
+      if (nnz_ == capacity_) [[unlikely]]
+        grow_entries(p);
+      entries_.indexPtr()[nnz_] = static_cast<Index>(index - base_);
+      entries_.valuePtr()[nnz_] = value;
+      ++nnz_;
+      first = false;
+    }
+  }
+
+  /// `qid:N` (SVMlight): must be an integer, otherwise ignored.
+  const char* parse_qid(const char* p) const {
+    const char* v = p + 4;
+    const char* e = token_end(v);
+    std::int64_t qid = 0;
+    const auto [r, ec] = std::from_chars(v, e, qid);
+    if (v == e) fail(v, "missing value after 'qid:'");
+    if (ec != std::errc{} || r != e) fail(v, "qid " + quote(v, e) + " is not an integer");
+    return e;
+  }
+
+  /// Diagnoses a token at `p` that does not start with `integer ':'`; `stop` and `ec` are
+  /// what `from_chars` made of it. The checks run from the most specific message to the
+  /// most general one.
+  [[noreturn]] void bad_index_token(const char* p, const char* stop, std::errc ec) const {
+    const char* e = token_end(p);
+    const char* colon = static_cast<const char*>(std::memchr(p, ':', static_cast<std::size_t>(e - p)));
+    if (colon == p) fail(p, "missing feature index before ':'");
+    if (ec == std::errc::result_out_of_range && stop == colon)
+      fail(p, "feature index " + quote(p, colon) + " overflows the " + kIndexBits<Index> + " index type");
+    if (colon == nullptr) {
+      if (ec == std::errc{} && stop == e) fail(stop, "missing ':' after feature index " + quote(p, e));
+      fail(p, "expected index:value, got " + quote(p, e));
+    }
+    fail(p, "feature index " + quote(p, colon) + " is not an integer");
+  }
+
+  /// Diagnoses an index that is in the wrong place: below the base, not increasing, beyond
+  /// a fixed d or beyond what `Index` can hold.
+  [[noreturn]] void bad_index(const char* p, std::int64_t index, std::int64_t previous) const {
+    if (index < base_)
+      fail(p, "feature index " + std::to_string(index) + (base_ == 1 ? " is < 1 (indices are 1-based)" : " is < 0"));
+    if (index <= previous)
+      fail(p, "feature indices must be strictly increasing: " + std::to_string(index) + " after " +
+                  std::to_string(previous));
+    if (options_.n_features > 0)
+      fail(p, "feature index " + std::to_string(index) + " is beyond the number of features " +
+                  std::to_string(options_.n_features) + (base_ == 1 ? "" : " (zero-based)"));
+    fail(p, "feature index " + std::to_string(index) + " overflows the " + kIndexBits<Index> + " index type");
+  }
+
+  /// Parses the value at `v`; returns the position after it. The value must end at a
+  /// separator (so `1.5x` or `2:3` are errors, not 1.5 and 2) and be finite.
+  const char* parse_value(const char* v, const char* end, Scalar& value) const {
+    // from_chars accepts '-' but not '+'; skip one '+' unless another sign follows.
+    const char* s = (*v == '+' && v[1] != '+' && v[1] != '-') ? v + 1 : v;
+    const auto [r, ec] = std::from_chars(s, end, value);
+    if (ec == std::errc{} && is_separator(*r) && std::isfinite(value)) [[likely]]
+      return r;
+    return value_fallback(v, s, r, ec, value);
+  }
+
+  /// The rare cases of `parse_value`: errors, and magnitudes outside the normal range of
+  /// Scalar, read wider and rounded: tiny ones become the nearest subnormal or zero (as
+  /// strtod does), huge ones are an error.
+  const char* value_fallback(const char* v, const char* s, const char* r, std::errc ec, Scalar& value) const {
+    const char* e = token_end(v);
+    if (e == v) fail(v, "missing value after ':'");
+    if (ec == std::errc::invalid_argument || r != e) fail(v, "value " + quote(v, e) + " is not a number");
+    if (ec == std::errc::result_out_of_range) {
+      long double wide = 0;
+      const auto [rw, ecw] = std::from_chars(s, e, wide);
+      if (ecw == std::errc{} && rw == e && std::fabs(wide) <= std::numeric_limits<Scalar>::max()) {
+        value = static_cast<Scalar>(wide);
+        return e;
+      }
+      fail(v, "value " + quote(v, e) + " is out of the range of " + (sizeof(Scalar) == 4 ? "float" : "double"));
+    }
+    fail(v, "value " + quote(v, e) + " is NaN or infinite");
+  }
+
+  /// Doubles the entry arrays (at `at`: where the error goes if Index cannot count further).
+  void grow_entries(const char* at) {
+    if (capacity_ == kIndexMax)
+      fail(at, std::string("more nonzeros than the ") + kIndexBits<Index> + " index type can count");
+    set_capacity(capacity_ > kIndexMax / 2 ? kIndexMax : std::max<Index>(2 * capacity_, 4096));
+  }
+
+  /// Reallocates the entry arrays to `capacity` (>= nnz_), keeping the entries.
+  void set_capacity(Index capacity) {
+    entries_.resize(static_cast<Eigen::Index>(capacity));
+    capacity_ = capacity;
+  }
+
+  // ---- samples --------------------------------------------------------------------------
+
+  /// Closes the current line's sample: its end in the entry arrays and in the label arrays.
+  void end_sample() {
+    // n itself is stored as an Index (rows of X).
+    if (row_ptr_.size() > static_cast<std::size_t>(kIndexMax))
+      fail(line_start_, std::string("more samples than the ") + kIndexBits<Index> + " index type can count");
+    if (row_ptr_.back() != nnz_)  // the row's last index is its largest
+      max_column_ = std::max(max_column_, entries_.indexPtr()[nnz_ - 1]);
+    row_ptr_.push_back(nnz_);
+    label_ptr_.push_back(static_cast<std::int64_t>(labels_.size()));
+  }
+
+  // Configuration.
+  LibsvmOptions options_;
+  std::string name_;
+  std::int64_t base_;         // 1 (LIBSVM) or 0
+  std::int64_t index_limit_;  // largest admissible index as written
+  const LabelEncoder* table_ = nullptr;
+
+  // Position and what the lines so far said about the label format.
+  std::int64_t line_ = 0;
+  const char* line_start_ = nullptr;
+  bool saw_multilabel_sign_ = false;
+  std::int64_t missing_label_line_ = 0;
+  std::int64_t missing_label_column_ = 0;
+
+  // X in CSR form: row_ptr_ (n+1 offsets) and the entries.
+  std::vector<Index> row_ptr_;
+  // X's entries (column indices and values), in Eigen's own storage so that they become X
+  // without a copy; entries_.size() is the capacity, nnz_ the entries in use.
+  Eigen::internal::CompressedStorage<Scalar, Index> entries_;
+  Index nnz_ = 0;
+  Index capacity_ = 0;
+  Index max_column_ = -1;
+  // Labels as read, CSR-style (sample i: labels_[label_ptr_[i] .. label_ptr_[i+1])), and
+  // those missing from a caller's table under UnknownLabel::extend.
+  std::vector<std::int64_t> label_ptr_;
+  std::vector<Label> labels_;
+  std::vector<Label> unknown_;
+};
+
+/// Default block size of the chunked readers (bytes).
+inline constexpr std::size_t kBlockSize = std::size_t{4} << 20;
+
+/// Drives a parser over a byte source with `std::size_t read(char* dst, std::size_t cap)`
+/// (returns 0 at the end) and `std::optional<std::size_t> size()` (the total, when known,
+/// to size the arrays after the first block): reads big blocks, parses the complete lines of each and carries
+/// the partial last line over; a line longer than the block grows the buffer.
+template <RealScalar Scalar, StorageIndex Index, class Source>
+Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options, std::string name,
+                                   std::size_t block_size = kBlockSize) {
+  LibsvmParser<Scalar, Index> parser(options, std::move(name));
+  std::vector<char> buffer(std::max<std::size_t>(block_size, 1) + 1);  // +1: room for a final '\n'
+  const std::optional<std::size_t> total = source.size();
+  std::size_t filled = 0;
+  bool first_block = true;
+  // buffer[0, filled) holds the bytes not parsed yet: at most one incomplete line.
+  for (;;) {
+    const std::size_t got = source.read(buffer.data() + filled, buffer.size() - 1 - filled);
+    if (got == 0) {
+      if (filled > 0) {  // last line without '\n'
+        buffer[filled] = '\n';
+        parser.parse(buffer.data(), buffer.data() + filled + 1);
+      }
+      return parser.finish(filled);
+    }
+    const std::size_t scanned = filled;  // the carried bytes hold no '\n': search only new ones
+    filled += got;
+    const auto last = std::string_view(buffer.data() + scanned, got).rfind('\n');
+    if (last == std::string_view::npos) {  // still inside one line: read on, growing if full
+      if (filled == buffer.size() - 1) buffer.resize(2 * buffer.size());
+      continue;
+    }
+    // Parse every complete line, then move the incomplete rest to the front.
+    const std::size_t used = scanned + last + 1;
+    parser.parse(buffer.data(), buffer.data() + used);
+    if (first_block && total) parser.reserve_for(*total, used);
+    first_block = false;
+    std::memmove(buffer.data(), buffer.data() + used, filled - used);
+    filled -= used;
+  }
+}
+
+/// A `std::istream` as a byte source (unknown size; `read` fills whole blocks).
+class StreamSource {
+ public:
+  explicit StreamSource(std::istream& in, const std::string& name) : in_(in), name_(name) {}
+  std::optional<std::size_t> size() const { return std::nullopt; }
+  std::size_t read(char* dst, std::size_t capacity) {
+    in_.read(dst, static_cast<std::streamsize>(capacity));
+    if (in_.bad()) throw std::runtime_error(name_ + ": read error");
+    return static_cast<std::size_t>(in_.gcount());
+  }
+
+ private:
+  std::istream& in_;
+  const std::string& name_;
+};
+
+/// A plain file as a byte source (C stdio: no locale or stream overhead).
+class FileSource {
+ public:
+  explicit FileSource(const std::filesystem::path& path) : name_(path.string()) {
+    file_ = std::fopen(name_.c_str(), "rb");
+    if (file_ == nullptr)
+      throw std::runtime_error(name_ + ": cannot open (" + std::generic_category().message(errno) + ")");
+  }
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+  ~FileSource() { std::fclose(file_); }
+
+  std::optional<std::size_t> size() const {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(name_, ec);
+    return ec ? std::nullopt : std::optional<std::size_t>(static_cast<std::size_t>(bytes));
+  }
+  std::size_t read(char* dst, std::size_t capacity) {
+    const std::size_t got = std::fread(dst, 1, capacity, file_);
+    if (got < capacity && std::ferror(file_)) throw std::runtime_error(name_ + ": read error");
+    return got;
+  }
+
+ private:
+  std::string name_;
+  std::FILE* file_ = nullptr;
+};
+
+}  // namespace detail
+
+/// Reads LIBSVM text from a stream (opened in binary mode, or any stream of the bytes).
+/// `name` is the file name used in error messages.
+template <RealScalar Scalar, StorageIndex Index = std::int32_t>
+[[nodiscard]] Dataset<Scalar, Index> read_libsvm(std::istream& in, const LibsvmOptions& options = {},
+                                                 const std::string& name = "<stream>") {
+  detail::StreamSource source(in, name);
+  return detail::read_blocks<Scalar, Index>(source, options, name);
+}
+
+/// Parses LIBSVM text held in memory, in place (only an unterminated last line is copied).
+template <RealScalar Scalar, StorageIndex Index = std::int32_t>
+[[nodiscard]] Dataset<Scalar, Index> parse_libsvm(std::string_view text, const LibsvmOptions& options = {},
+                                                  const std::string& name = "<buffer>") {
+  detail::LibsvmParser<Scalar, Index> parser(options, name);
+  const auto last = text.rfind('\n');
+  const std::size_t complete = last == std::string_view::npos ? 0 : last + 1;
+  // The first MiB (up to a line end) gives the estimate that sizes the arrays for the rest.
+  const auto head_end = complete > (std::size_t{1} << 20) ? text.find('\n', std::size_t{1} << 20) + 1 : complete;
+  parser.parse(text.data(), text.data() + head_end);
+  parser.reserve_for(complete, head_end);
+  parser.parse(text.data() + head_end, text.data() + complete);
+  const std::size_t tail = text.size() - complete;
+  if (tail > 0) {
+    std::string line(text.substr(complete));
+    line += '\n';
+    parser.parse(line.data(), line.data() + line.size());
+  }
+  return parser.finish(tail);
+}
+
+/// Reads an uncompressed LIBSVM file. `io/libsvm.hpp`'s `read_libsvm(path)` also reads
+/// .gz and .bz2 files when `sparsemc::io` is linked.
+template <RealScalar Scalar, StorageIndex Index = std::int32_t>
+[[nodiscard]] Dataset<Scalar, Index> read_libsvm_plain(const std::filesystem::path& path,
+                                                       const LibsvmOptions& options = {}) {
+  detail::FileSource source(path);
+  return detail::read_blocks<Scalar, Index>(source, options, path.string());
+}
+
+}  // namespace sparsemc::io
