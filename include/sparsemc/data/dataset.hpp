@@ -11,7 +11,6 @@
 /// \endcode
 
 #include <map>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -32,6 +31,24 @@ class Dataset {
     if (static_cast<std::size_t>(X_csr_.rows()) != y_.size())
       throw std::invalid_argument("Dataset: X and y disagree on the number of samples");
   }
+  Dataset(const Dataset&) = default;
+  Dataset& operator=(const Dataset&) = default;
+  /// Moves swap the sparse storage (Eigen 3.4's SparseMatrix copies on "move").
+  Dataset(Dataset&& other) noexcept { swap(other); }
+  Dataset& operator=(Dataset&& other) noexcept {
+    swap(other);
+    return *this;
+  }
+  void swap(Dataset& other) noexcept {
+    X_csr_.swap(other.X_csr_);
+    X_csc_.swap(other.X_csc_);
+    std::swap(has_csc_, other.has_csc_);
+    std::swap(y_, other.y_);
+    std::swap(encoder_, other.encoder_);
+    std::swap(sample_weights_, other.sample_weights_);
+    std::swap(class_weights_, other.class_weights_);
+    std::swap(costs_, other.costs_);
+  }
 
   [[nodiscard]] Index n_samples() const noexcept { return static_cast<Index>(X_csr_.rows()); }
   [[nodiscard]] Index n_features() const noexcept { return static_cast<Index>(X_csr_.cols()); }
@@ -42,8 +59,11 @@ class Dataset {
   [[nodiscard]] CsrView<Scalar, Index> csr() const { return CsrView<Scalar, Index>(X_csr_); }
   /// X column-major; the O(nnz) conversion happens on the first call only. Not thread-safe.
   [[nodiscard]] CscView<Scalar, Index> csc() const {
-    if (!X_csc_) X_csc_ = to_csc(csr());
-    return CscView<Scalar, Index>(*X_csc_);
+    if (!has_csc_) {
+      X_csc_ = to_csc(csr());
+      has_csc_ = true;
+    }
+    return CscView<Scalar, Index>(X_csc_);
   }
   [[nodiscard]] const CsrMatrix<Scalar, Index>& matrix() const noexcept { return X_csr_; }
 
@@ -102,7 +122,8 @@ class Dataset {
   }
 
   CsrMatrix<Scalar, Index> X_csr_;
-  mutable std::optional<CscMatrix<Scalar, Index>> X_csc_;
+  mutable CscMatrix<Scalar, Index> X_csc_;  ///< valid when has_csc_
+  mutable bool has_csc_ = false;
   LabelSets y_;
   LabelEncoder encoder_;
   std::vector<Scalar> sample_weights_;
