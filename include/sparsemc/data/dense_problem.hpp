@@ -1,0 +1,60 @@
+#pragma once
+/// \file dense_problem.hpp
+/// A training problem over a dense design matrix: X (n × d, samples in rows, row-major,
+/// caller-owned memory), the per-sample class sets y and the sample costs c_i of objective (1).
+/// The dense counterpart of `Problem` (problem.hpp) for solvers that work on dense features —
+/// images, random Fourier features — such as the generalized least squares family
+/// (solver/gls/). Like `Problem` it owns nothing.
+///
+/// \code
+///   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> Z = ...;  // n × d
+///   sparsemc::DenseProblem<double> problem{.X = {Z.data(), Z.rows(), Z.cols()}, .y = labels.view()};
+/// \endcode
+
+#include <cmath>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "dense_view.hpp"
+#include "labels.hpp"
+
+namespace sparsemc {
+
+template <RealScalar Scalar>
+struct DenseProblem {
+  using scalar_type = Scalar;
+  using index_type = Eigen::Index;
+
+  DenseRowView<Scalar> X{nullptr, 0, 0};  ///< n samples × d features, row-major
+  LabelView y;                            ///< class set of every sample, K = y.n_classes()
+  std::span<const Scalar> sample_weights; ///< c_i (sample × class weight); empty means all 1
+
+  [[nodiscard]] Eigen::Index n_samples() const noexcept { return X.rows(); }
+  [[nodiscard]] Eigen::Index n_features() const noexcept { return X.cols(); }
+  [[nodiscard]] ClassIndex n_classes() const noexcept { return y.n_classes(); }
+  /// c_i of objective (1).
+  [[nodiscard]] Scalar weight(Eigen::Index i) const noexcept {
+    return sample_weights.empty() ? Scalar(1) : sample_weights[static_cast<std::size_t>(i)];
+  }
+
+  /// Throws `std::invalid_argument` if the parts do not fit together.
+  void validate() const {
+    if (static_cast<std::size_t>(X.rows()) != y.size())
+      throw std::invalid_argument("DenseProblem: X has " + std::to_string(X.rows()) + " rows but y has " +
+                                  std::to_string(y.size()) + " samples");
+    if (X.rows() == 0) throw std::invalid_argument("DenseProblem: no samples");
+    if (y.n_classes() < 1) throw std::invalid_argument("DenseProblem: y has no classes");
+    if (!sample_weights.empty()) {
+      if (sample_weights.size() != y.size())
+        throw std::invalid_argument("DenseProblem: sample_weights has " + std::to_string(sample_weights.size()) +
+                                    " entries for " + std::to_string(y.size()) + " samples");
+      for (std::size_t i = 0; i < sample_weights.size(); ++i)
+        if (!(sample_weights[i] >= Scalar(0)) || !std::isfinite(sample_weights[i]))
+          throw std::invalid_argument("DenseProblem: sample_weights[" + std::to_string(i) +
+                                      "] is not a finite value >= 0");
+    }
+  }
+};
+
+}  // namespace sparsemc

@@ -1,0 +1,321 @@
+#pragma once
+/// \file core.hpp
+/// Shared machinery of the generalized least squares family (GLS, CalibratedLS, Stagewise):
+/// uniform access to sparse (`Problem`) and dense (`DenseProblem`) designs, the second moment
+/// Σ̂ = X̃ᵀCX̃/n, its Cholesky factorisation with the ridge, the link evaluated over samples
+/// (OpenMP-parallel with SPARSEMC_USE_OPENMP), and the iteration of Algorithm 1 itself.
+/// Users include gls.hpp, calibrated_ls.hpp or stagewise.hpp instead.
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "../../../core/callbacks.hpp"
+#include "../../../core/status.hpp"
+#include "../../../core/stopwatch.hpp"
+#include "../../../core/traits.hpp"
+#include "../../../data/dense_problem.hpp"
+#include "../../../data/problem.hpp"
+#include "../../../loss/concepts.hpp"
+#include "../../objective.hpp"
+
+namespace sparsemc::detail::gls {
+
+/// Column-major square matrix: Σ̂ and its Cholesky factor.
+template <class Scalar>
+using SquareMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+
+template <class T>
+inline constexpr bool is_dense_problem_v = false;
+template <class Scalar>
+inline constexpr bool is_dense_problem_v<DenseProblem<Scalar>> = true;
+
+/// X as an Eigen expression usable in `X * W` and `X.transpose() * D` (sparse map or dense map).
+template <class Scalar, class Index, int Order>
+auto design(const Problem<Scalar, Index, Order>& problem) {
+  return problem.X.eigen();
+}
+template <class Scalar>
+const DenseRowView<Scalar>& design(const DenseProblem<Scalar>& problem) {
+  return problem.X;
+}
+
+/// The sample costs c_i as a vector (empty problem weights give ones).
+template <class Prob>
+Eigen::Matrix<typename Prob::scalar_type, Eigen::Dynamic, 1> costs(const Prob& problem) {
+  using Scalar = typename Prob::scalar_type;
+  Eigen::Matrix<Scalar, Eigen::Dynamic, 1> c(problem.n_samples());
+  for (Eigen::Index i = 0; i < c.size(); ++i) c[i] = problem.weight(static_cast<typename Prob::index_type>(i));
+  return c;
+}
+
+/// Σ̂ = X̃ᵀCX̃/n ((d + 1) × (d + 1) with an intercept column X̃ = [X 1], else d × d), both
+/// triangles filled. Dense X: a symmetric rank-n update (half the flops of a full product);
+/// sparse X: the sparse product XᵀCX made dense.
+template <class Prob>
+SquareMatrix<typename Prob::scalar_type> second_moment(const Prob& problem, bool intercept) {
+  using Scalar = typename Prob::scalar_type;
+  const Eigen::Index n = problem.n_samples();
+  const Eigen::Index d = problem.n_features();
+  const Eigen::Index p = d + (intercept ? 1 : 0);
+  const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
+  const auto c = costs(problem);
+  const auto& X = design(problem);
+  SquareMatrix<Scalar> sigma(p, p);
+  if constexpr (is_dense_problem_v<Prob>) {
+    sigma.setZero();
+    if (problem.sample_weights.empty()) {
+      sigma.topLeftCorner(d, d).template selfadjointView<Eigen::Lower>().rankUpdate(X.transpose(), inv_n);
+    } else {
+      const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> scaled =
+          c.cwiseSqrt().asDiagonal() * X;
+      sigma.topLeftCorner(d, d).template selfadjointView<Eigen::Lower>().rankUpdate(scaled.transpose(), inv_n);
+    }
+    sigma.topLeftCorner(d, d).template triangularView<Eigen::StrictlyUpper>() =
+        sigma.topLeftCorner(d, d).transpose();
+  } else {
+    using Index = typename Prob::index_type;
+    const Eigen::SparseMatrix<Scalar, Eigen::ColMajor, Index> CX = c.asDiagonal() * X;
+    const Eigen::SparseMatrix<Scalar, Eigen::ColMajor, Index> XtCX = X.transpose() * CX;
+    sigma.topLeftCorner(d, d) = inv_n * XtCX.toDense();
+  }
+  if (intercept) {
+    const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> m = inv_n * (X.transpose() * c);
+    sigma.col(d).head(d) = m;
+    sigma.row(d).head(d) = m.transpose();
+    sigma(d, d) = inv_n * c.sum();
+  }
+  return sigma;
+}
+
+/// The Cholesky factor of the preconditioner of Algorithm 1,
+///
+///     P = L Σ̂ + μ I_d (+ 0 on the intercept) + δ I,   δ = gram_ridge · tr(LΣ̂ + μI)/p,
+///
+/// computed in place (only the lower triangle is overwritten: Σ̂'s upper triangle and a saved
+/// diagonal restore it if the factorisation fails, and δ grows ×100 — at least to 10ε of the
+/// mean diagonal — up to 12 times). δ > 0 keeps P positive definite when Σ̂ is singular
+/// (d > n, duplicated features) without visibly changing a well-posed problem.
+template <class Scalar>
+struct Preconditioner {
+  SquareMatrix<Scalar> factor;  ///< lower triangle: the Cholesky factor of P
+  double ridge = 0.0;           ///< δ actually added
+
+  /// Z ← P⁻¹ Z (two triangular solves, K right-hand sides).
+  template <class Rhs>
+  void solve_in_place(Rhs& Z) const {
+    factor.template triangularView<Eigen::Lower>().solveInPlace(Z);
+    factor.template triangularView<Eigen::Lower>().adjoint().solveInPlace(Z);
+  }
+};
+
+template <class Scalar>
+Preconditioner<Scalar> factorise(SquareMatrix<Scalar> sigma, double L, double mu, Eigen::Index d, double gram_ridge) {
+  const Eigen::Index p = sigma.rows();
+  sigma *= static_cast<Scalar>(L);
+  sigma.diagonal().head(d).array() += static_cast<Scalar>(mu);
+  const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> diagonal = sigma.diagonal();
+  const double mean = p > 0 ? std::max(static_cast<double>(diagonal.sum()) / static_cast<double>(p), 0.0) : 0.0;
+  const double scale = mean > 0.0 ? mean : 1.0;
+  const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
+  double delta = gram_ridge * scale;
+  for (int attempt = 0; attempt < 13; ++attempt) {
+    sigma.diagonal() = diagonal.array() + static_cast<Scalar>(delta);
+    Eigen::LLT<Eigen::Ref<SquareMatrix<Scalar>>, Eigen::Lower> llt(sigma);
+    if (llt.info() == Eigen::Success) return {std::move(sigma), delta};
+    sigma.template triangularView<Eigen::StrictlyLower>() = sigma.transpose();  // restore from the upper triangle
+    delta = std::max(delta * 100.0, 10.0 * eps * scale);
+  }
+  throw std::runtime_error("GLS: the preconditioner L·Σ̂ + μI is not positive definite even with a ridge of " +
+                           std::to_string(delta) + " (non-finite data?)");
+}
+
+/// Link residuals for every sample: D_i = (c_i/n)(g(s_i) − y_i) = (c_i/n)∇ℓ(s_i, y_i) (n × K);
+/// returns the loss part (1/n) Σ_i c_i ℓ(s_i, y_i). Parallel over samples with OpenMP.
+template <class Loss, class Prob, class Scalar>
+double link_residual(const Loss& loss, const Prob& problem, const ClassMatrix<Scalar>& S, ClassMatrix<Scalar>& D) {
+  const Eigen::Index n = problem.n_samples();
+  const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
+  double sum = 0.0;
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp parallel for schedule(static) reduction(+ : sum)
+#endif
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const Scalar c = problem.weight(static_cast<typename Prob::index_type>(i));
+    if (c == Scalar(0)) {
+      D.row(i).setZero();
+      continue;
+    }
+    const Scalar value = loss.gradient(detail::const_row_span(S, i), problem.y[static_cast<std::size_t>(i)],
+                                       detail::row_span(D, i));
+    sum += static_cast<double>(c) * static_cast<double>(value);
+    D.row(i) *= c * inv_n;
+  }
+  return sum / static_cast<double>(n);
+}
+
+/// S = X W_top (+ 1 W_{d:} when W has the intercept row) (+ offset when not empty).
+template <class Prob, class Scalar>
+void scores(const Prob& problem, const ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
+            ClassMatrix<Scalar>& S) {
+  const Eigen::Index d = problem.n_features();
+  S.noalias() = design(problem) * W.topRows(d);
+  if (W.rows() > d) S.rowwise() += W.row(d);
+  if (offset.size() > 0) S += offset;
+}
+
+/// ∇F = [XᵀD + μW_top; Dᵀ1] (the second block only with the intercept row).
+template <class Prob, class Scalar>
+void gradient(const Prob& problem, const ClassMatrix<Scalar>& D, const ClassMatrix<Scalar>& W, double mu,
+              ClassMatrix<Scalar>& G) {
+  const Eigen::Index d = problem.n_features();
+  G.topRows(d).noalias() = design(problem).transpose() * D;
+  G.topRows(d) += static_cast<Scalar>(mu) * W.topRows(d);
+  if (W.rows() > d) G.row(d) = D.colwise().sum();
+}
+
+/// Settings of one run of Algorithm 1 (a subset of GLSOptions, shared with Stagewise).
+struct RunSettings {
+  double tol = 1e-6;
+  std::int64_t max_epochs = 1000;
+  double time_limit = 0.0;
+  bool accelerated = false;
+  bool verbose = false;
+};
+
+/// What one run of Algorithm 1 returns.
+struct RunOutcome {
+  Status status = Status::max_iter;
+  std::int64_t epochs = 0;
+  double objective = std::numeric_limits<double>::quiet_NaN();
+  double measure = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// Algorithm 1 (eq. 6) with ridge μ, optionally with Nesterov momentum, from W (p × K, p = d
+/// or d + 1 with the intercept row; updated in place) on the scores X̃W + offset. Stops when
+/// ‖∇F(W)‖_F ≤ tol ‖∇F(0)‖_F. `on_epoch(report, W)` runs after every step and returns true to
+/// stop. See GLS's class comment for the math.
+template <class Loss, class Prob, class Scalar, class OnEpoch>
+RunOutcome run(const Loss& loss, const Prob& problem, const Preconditioner<Scalar>& P, double mu,
+               const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
+               const Stopwatch& clock, OnEpoch&& on_epoch) {
+  const Eigen::Index n = problem.n_samples();
+  const Eigen::Index d = problem.n_features();
+  const Eigen::Index p = W.rows();
+  const Eigen::Index K = W.cols();
+  ClassMatrix<Scalar> S(n, K), S_prev(n, K), S_Y(n, K), S_next(n, K), D(n, K), D_Y(n, K);
+  ClassMatrix<Scalar> W_prev = W, Y(p, K), W_next(p, K), G(p, K);
+  SquareMatrix<Scalar> Z(p, K);
+  const auto ridge_value = [&](const ClassMatrix<Scalar>& V) {
+    return 0.5 * mu * static_cast<double>(V.topRows(d).squaredNorm());
+  };
+
+  // ‖∇F(0)‖: the scale of the stopping test, whatever the start.
+  const bool cold = W.isZero(0);
+  if (offset.size() > 0) S = offset;
+  else S.setZero();
+  double f = link_residual(loss, problem, S, D);
+  {
+    ClassMatrix<Scalar> zero = ClassMatrix<Scalar>::Zero(p, K);
+    gradient(problem, D, zero, 0.0, G);
+  }
+  const double reference = static_cast<double>(G.norm());
+  const double scale = reference > 0.0 ? reference : 1.0;
+  if (!cold) {
+    scores(problem, W, offset, S);
+    f = link_residual(loss, problem, S, D);
+  }
+  RunOutcome out;
+  double F = f + ridge_value(W);
+  if (!std::isfinite(F) || !std::isfinite(reference)) {
+    out.status = Status::numerical_issue;
+    out.objective = F;
+    return out;
+  }
+  S_prev = S;
+  double t = 1.0;
+  bool restart = true;  // the first step has no momentum
+  while (true) {
+    // The point Y of the step: W itself, or W + β(W − W_prev) with its extrapolated scores.
+    double beta = 0.0, t_next = 1.0;
+    if (settings.accelerated && !restart) {
+      t_next = 0.5 * (1.0 + std::sqrt(1.0 + 4.0 * t * t));
+      beta = (t - 1.0) / t_next;
+    }
+    const bool at_W = beta == 0.0;
+    if (at_W) {
+      gradient(problem, D, W, mu, G);
+    } else {
+      const auto b = static_cast<Scalar>(beta);
+      Y.noalias() = (Scalar(1) + b) * W - b * W_prev;
+      S_Y.noalias() = (Scalar(1) + b) * S - b * S_prev;
+      link_residual(loss, problem, S_Y, D_Y);
+      gradient(problem, D_Y, Y, mu, G);
+    }
+    const double measure = static_cast<double>(G.norm()) / scale;
+    if (!std::isfinite(measure)) {
+      out.status = Status::numerical_issue;
+      break;
+    }
+    if (at_W) out.measure = measure;  // exact at the current W
+    if (at_W && measure <= settings.tol) {
+      out.status = Status::converged;
+      break;
+    }
+    if (out.epochs >= settings.max_epochs) {
+      out.status = Status::max_iter;
+      break;
+    }
+    if (!at_W && measure <= settings.tol) {  // confirm at W itself on the next pass
+      restart = true;
+      continue;
+    }
+    // The step (6): W_next = Y − P⁻¹∇F(Y), P = LΣ̂ + μI.
+    Z = G;
+    P.solve_in_place(Z);
+    W_next.noalias() = (at_W ? W : Y) - Z;
+    scores(problem, W_next, offset, S_next);
+    const double f_next = link_residual(loss, problem, S_next, D);
+    const double F_next = f_next + ridge_value(W_next);
+    ++out.epochs;
+    if (!std::isfinite(F_next)) {
+      out.status = Status::numerical_issue;
+      break;
+    }
+    restart = !settings.accelerated || F_next > F;  // O'Donoghue–Candès function restart
+    t = restart ? 1.0 : t_next;
+    std::swap(W_prev, W);
+    std::swap(W, W_next);
+    std::swap(S_prev, S);
+    std::swap(S, S_next);
+    F = F_next;
+    const EpochReport report{out.epochs, F, measure, -1, clock.seconds()};
+    if (settings.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
+    if (on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W))) {
+      out.status = Status::stopped_by_callback;
+      gradient(problem, D, W, mu, G);
+      out.measure = static_cast<double>(G.norm()) / scale;
+      break;
+    }
+    if (settings.time_limit > 0.0 && report.seconds >= settings.time_limit) {
+      out.status = Status::time_limit;
+      gradient(problem, D, W, mu, G);
+      out.measure = static_cast<double>(G.norm()) / scale;
+      break;
+    }
+  }
+  out.objective = F;
+  return out;
+}
+
+}  // namespace sparsemc::detail::gls
