@@ -11,6 +11,7 @@
 #include <sparsemc/loss/losses.hpp>
 #include <sparsemc/penalty/penalties.hpp>
 #include <sparsemc/solver/fista/prox_gradient.hpp>
+#include <sparsemc/solver/gls/calibrated_ls.hpp>
 #include <sparsemc/solver/gls/gls.hpp>
 #include <sparsemc/solver/objective.hpp>
 
@@ -237,4 +238,47 @@ TEST_CASE("GLS on dna matches FISTA", "[gls][data]") {
   const auto result = GLS(Logistic{}, NoPenalty{.mu = mu}, GLSOptions{.tol = 1e-9, .max_epochs = 100000}).fit(problem);
   CHECK(result.info.status == Status::converged);
   CHECK(rel(result.info.objective, F_ref) <= 1e-9);
+}
+
+TEMPLATE_TEST_CASE("CalibratedLS: the training square loss never increases", "[gls][calibrated]", float, double) {
+  using Scalar = TestType;
+  const RandomProblem<Scalar> data(sanitizer_run() ? 100 : 400, 20, 4, 0.5, 21, true);
+  for (const bool intercept : {false, true}) {
+    CAPTURE(intercept);
+    const CalibratedLS solver(LeastSquares{}, NoPenalty{.mu = 1e-4},
+                              CalibratedLSOptions{.tol = 1e-12, .max_epochs = 12, .fit_intercept = intercept});
+    History history;
+    const auto result = solver.fit(data.csr(), history);
+    REQUIRE(history.epochs.size() == static_cast<std::size_t>(result.info.epochs));
+    REQUIRE(!history.epochs.empty());
+    for (std::size_t e = 1; e < history.epochs.size(); ++e)
+      CHECK(history.epochs[e].objective <= history.epochs[e - 1].objective);
+    // The first stage already beats plain least squares (the calibration can only help).
+    const auto ls = GLS(LeastSquares{}, NoPenalty{.mu = 1e-4}, GLSOptions{.fit_intercept = intercept}).fit(data.csr());
+    CHECK(history.epochs.front().objective <= ls.info.objective * (1 + 1e-5));
+    // The model reproduces the training predictions: its square loss is the reported one.
+    const auto Yhat = result.model.decision_function(data.csr().X);
+    double E = 0;
+    for (Eigen::Index i = 0; i < Yhat.rows(); ++i) {
+      Eigen::Matrix<Scalar, 1, Eigen::Dynamic> r = Yhat.row(i);
+      r[data.labels.view().single(static_cast<std::size_t>(i))] -= 1;
+      E += 0.5 * static_cast<double>(data.weights[static_cast<std::size_t>(i)]) * static_cast<double>(r.squaredNorm());
+      CHECK(std::abs(static_cast<double>(Yhat.row(i).sum()) - 1.0) <= 1e-4);  // on the simplex
+      CHECK(Yhat.row(i).minCoeff() >= Scalar(0));
+    }
+    E /= static_cast<double>(Yhat.rows());
+    CHECK(rel(E, result.info.objective) <= (std::is_same_v<Scalar, float> ? 1e-3 : 1e-9));
+    // Dense and sparse designs give the same chain.
+    const auto dense = solver.fit(data.dense_problem());
+    CHECK(rel(dense.info.objective, history.epochs[static_cast<std::size_t>(dense.info.epochs) - 1].objective) <=
+          (std::is_same_v<Scalar, float> ? 1e-3 : 1e-8));
+    // A warm start continues the chain.
+    const CalibratedLS more(LeastSquares{}, NoPenalty{.mu = 1e-4},
+                            CalibratedLSOptions{.tol = 1e-12, .max_epochs = 2, .fit_intercept = intercept});
+    const auto continued = more.fit(data.csr(), result.model);
+    CHECK(continued.model.stages().size() == result.model.stages().size() + 2);
+    CHECK(continued.info.objective <= result.info.objective * (1 + 1e-6));
+  }
+  CHECK_THROWS_AS(CalibratedLS(LeastSquares{}, NoPenalty{}, CalibratedLSOptions{.calibration_degree = 0}),
+                  std::invalid_argument);
 }
