@@ -103,6 +103,32 @@ inline CLI::Validator one_of(std::vector<std::string> choices) {
       "", "");
 }
 
+/// Breaks a --help description into lines of at most `width` characters at blanks (CLI11
+/// indents the continuation lines under the description column).
+inline std::string wrap(std::string_view text, std::size_t width = 64) {
+  std::string out, word;
+  std::size_t line = 0;
+  auto flush = [&] {
+    if (word.empty()) return;
+    if (line > 0 && line + 1 + word.size() > width) {
+      out += '\n';
+      line = 0;
+    } else if (line > 0) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+    word.clear();
+  };
+  for (char c : text) {
+    if (c == ' ') flush();
+    else word += c;
+  }
+  flush();
+  return out;
+}
+
 /// Runs a tool's body and maps what escapes it to the exit statuses above; every message goes
 /// to stderr prefixed by the tool's name. `body` returns the exit status of a normal run.
 template <class Body>

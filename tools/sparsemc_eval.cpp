@@ -2,16 +2,15 @@
 /// sparsemc-eval: objective (1) of any native or LIBLINEAR model on a data set, with its loss
 /// and penalty parts — the common yardstick of the benchmark harness and the peer comparisons.
 
-#include <cstdio>
-#include <iostream>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <iostream>
 #include <map>
 #include <optional>
+#include <sparsemc/solver/objective.hpp>
 #include <string>
 #include <vector>
-
-#include <sparsemc/solver/objective.hpp>
 
 #include "cli.hpp"
 #include "data.hpp"
@@ -60,7 +59,8 @@ int evaluate(EvalArgs& args) {
   auto require = [&](auto& flag, const auto& recorded, bool known, const char* name) {
     if (flag) return;
     if (!known)
-      throw UsageError(std::string(name) + ": required (" + args.model_file + " does not record a value sparsemc-eval can use)");
+      throw UsageError(std::string(name) + ": required (" + args.model_file +
+                       " does not record a value sparsemc-eval can use)");
     flag = recorded;
   };
   const auto losses = names_of(AllLosses{});
@@ -72,9 +72,10 @@ int evaluate(EvalArgs& args) {
   require(args.mu, made.mu, std::isfinite(made.mu), "--mu");
 
   const LabelEncoder table(model.labels());
-  Dataset<double> data = read_dataset<double>(
-      args.data_file, {.zero_based = args.zero_based, .n_features = model.n_data_features(), .labels = &table,
-                       .unknown_labels_are_errors = true});
+  Dataset<double> data = read_dataset<double>(args.data_file, {.zero_based = args.zero_based,
+                                                               .n_features = model.n_data_features(),
+                                                               .labels = &table,
+                                                               .unknown_labels_are_errors = true});
   if (made.bias >= 0) data = append_bias(data, made.bias);
   if (!args.class_weights.empty()) data.set_class_weights(parse_class_weights(args.class_weights, data.encoder()));
   if (data.multilabel() && !loss_supports_multilabel(*args.loss))
@@ -101,8 +102,8 @@ int evaluate(EvalArgs& args) {
     j["nnz_rows"] = model.nnz_rows();
     std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
-    std::printf("objective %.17g\nloss %.17g\npenalty %.17g\nnnz_rows %lld\n", value.total(), value.loss,
-                value.penalty, static_cast<long long>(model.nnz_rows()));
+    std::printf("objective %.17g\nloss %.17g\npenalty %.17g\nnnz_rows %lld\n", value.total(), value.loss, value.penalty,
+                static_cast<long long>(model.nnz_rows()));
   }
   return exit_ok;
 }
@@ -120,28 +121,30 @@ int main(int argc, char** argv) {
       "precision. A bias feature recorded in the model is appended to DATA as in training.",
       "sparsemc-eval"};
   app.get_formatter()->column_width(30);
-  app.add_option("DATA", args.data_file, "data file (LIBSVM/SVMlight, plain, .gz or .bz2)")->required();
-  app.add_option("MODEL", args.model_file, "model file (native or LIBLINEAR)")->required();
+  app.add_option("DATA", args.data_file, wrap("data file (LIBSVM/SVMlight, plain, .gz or .bz2)"))->required();
+  app.add_option("MODEL", args.model_file, wrap("model file (native or LIBLINEAR)"))->required();
   app.add_option("--loss", args.loss,
-                 "loss of (1): " + join(names_of(AllLosses{})) + " (default: the one MODEL records)")
+                 wrap("loss of (1): " + join(names_of(AllLosses{})) + " (default: the one MODEL records)"))
       ->type_name("L")
       ->check(one_of(names_of(AllLosses{})));
   app.add_option("--penalty", args.penalty,
-                 "penalty R of (1): " + join(names_of(AllPenalties{})) + " (default: the one MODEL records)")
+                 wrap("penalty R of (1): " + join(names_of(AllPenalties{})) + " (default: the one MODEL records)"))
       ->type_name("P")
       ->check(one_of(names_of(AllPenalties{})));
-  app.add_option("--lambda", args.lambda, "lambda of (1), a number >= 0 (default: MODEL's)")
+  app.add_option("--lambda", args.lambda, wrap("lambda of (1), a number >= 0 (default: MODEL's)"))
       ->type_name("X")
       ->check(real_at_least(0));
-  app.add_option("--mu", args.mu, "mu of (1), a number >= 0 (default: MODEL's)")->type_name("X")->check(real_at_least(0));
+  app.add_option("--mu", args.mu, wrap("mu of (1), a number >= 0 (default: MODEL's)"))
+      ->type_name("X")
+      ->check(real_at_least(0));
   app.add_option("--class-weight", args.class_weights,
-                 "c_i of samples of class LABEL is W, as in training; repeatable (default: all 1)")
+                 wrap("c_i of samples of class LABEL is W, as in training; repeatable (default: all 1)"))
       ->type_name("LABEL:W")
       ->allow_extra_args(false);
-  app.add_flag("--zero-based", args.zero_based, "feature indices in DATA start at 0 (default: at 1)");
+  app.add_flag("--zero-based", args.zero_based, wrap("feature indices in DATA start at 0 (default: at 1)"));
   app.add_flag("--json", args.json,
-               "print one JSON object: objective, loss_part, penalty_part, loss, penalty, lambda, mu, samples, "
-               "nnz, nnz_rows (default: text)");
+               wrap("print one JSON object: objective, loss_part, penalty_part, loss, penalty, lambda, mu, samples, "
+                    "nnz, nnz_rows (default: text)"));
   app.footer(exit_status_help);
   return run_tool("sparsemc-eval", app, argc, argv, [&] { return evaluate(args); });
 }

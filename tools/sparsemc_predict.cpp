@@ -63,8 +63,10 @@ int predict(const PredictArgs& args) {
       j["top_k_accuracy"] = score.top_k;
     }
     j["predict_seconds"] = seconds;
-    if (args.output_file != "-") std::cout << j.dump() << std::endl;
-    else std::cerr << j.dump() << std::endl;
+    if (args.output_file != "-")
+      std::cout << j.dump() << std::endl;
+    else
+      std::cerr << j.dump() << std::endl;
   } else {
     (args.output_file == "-" ? std::cerr : std::cout) << describe(score) << '\n';
   }
@@ -84,21 +86,21 @@ int main(int argc, char** argv) {
       "(multilabel) against TEST's labels. Labels the model never saw count as misses.",
       "sparsemc-predict"};
   app.get_formatter()->column_width(30);
-  app.add_option("TEST", args.test_file, "test data file")->required();
-  app.add_option("MODEL", args.model_file, "model file written by sparsemc-train or liblinear-train")->required();
+  app.add_option("TEST", args.test_file, wrap("test data file"))->required();
+  app.add_option("MODEL", args.model_file, wrap("model file written by sparsemc-train or liblinear-train"))->required();
   app.add_option("OUTPUT", args.output_file,
-                 "file receiving one line per sample: the predicted label, or with --top-k K the K best "
-                 "labels, best first, separated by blanks; '-' writes to stdout (the report then goes to "
-                 "stderr) (default: no file)");
+                 wrap("file receiving one line per sample: the predicted label, or with --top-k K the K best "
+                      "labels, best first, separated by blanks; '-' writes to stdout (the report then goes to "
+                      "stderr) (default: no file)"));
   app.add_option("--top-k", args.top_k,
-                 "rank the K best classes: OUTPUT lists K labels per sample, and the report gives top-K "
-                 "accuracy (multiclass) or precision@K (multilabel); an integer >= 1 (default 1)")
+                 wrap("rank the K best classes: OUTPUT lists K labels per sample, and the report gives top-K "
+                      "accuracy (multiclass) or precision@K (multilabel); an integer >= 1 (default 1)"))
       ->type_name("K")
       ->check(integer_at_least(1));
-  app.add_flag("--zero-based", args.zero_based, "feature indices in TEST start at 0 (default: at 1)");
+  app.add_flag("--zero-based", args.zero_based, wrap("feature indices in TEST start at 0 (default: at 1)"));
   app.add_flag("--json", args.json,
-               "print one JSON object instead of text: samples, classes, multilabel, top_k, accuracy, correct "
-               "and top_k_accuracy (multiclass) or precision_at_k (multilabel), predict_seconds (default: text)");
+               wrap("print one JSON object instead of text: samples, classes, multilabel, top_k, accuracy, correct "
+                    "and top_k_accuracy (multiclass) or precision_at_k (multilabel), predict_seconds (default: text)"));
   app.footer(exit_status_help);
   return run_tool("sparsemc-predict", app, argc, argv, [&] { return predict(args); });
 }

@@ -88,8 +88,8 @@ void print_summary(std::ostream& out, const Result<Scalar>& r, const FitSettings
       << "status " << to_string(info.status) << " after " << info.epochs << " epochs, " << info.measure_name << ' '
       << std::setprecision(3) << info.measure << '\n'
       << std::setprecision(10) << "objective " << info.objective << '\n'
-      << "nonzero feature rows " << info.nnz_rows << " of " << r.model.n_features() << "  (nonzero weights "
-      << info.nnz << ")\n"
+      << "nonzero feature rows " << info.nnz_rows << " of " << r.model.n_features() << "  (nonzero weights " << info.nnz
+      << ")\n"
       << std::setprecision(4) << "train time " << info.seconds << " s\n";
   if (test) out << "test " << describe(*test) << '\n';
 }
@@ -179,85 +179,89 @@ int main(int argc, char** argv) {
       ".gz or .bz2) and save the model to MODEL.",
       "sparsemc-train"};
   app.get_formatter()->column_width(34);
-  app.add_option("TRAIN", args.train_file, "training data file")->required();
-  app.add_option("MODEL", args.model_file, "where the model is written")->required();
+  app.add_option("TRAIN", args.train_file, wrap("training data file"))->required();
+  app.add_option("MODEL", args.model_file, wrap("where the model is written"))->required();
   app.add_option("--loss", args.fit.loss,
-                 "loss l of (1) (default squared-hinge): squared-hinge (Weston-Watkins), ovr-squared-hinge "
-                 "(one-vs-rest), crammer-singer (multilabel: separation ranking), logistic (multinomial), "
-                 "least-squares")
+                 wrap("loss l of (1) (default squared-hinge): squared-hinge (Weston-Watkins), ovr-squared-hinge "
+                      "(one-vs-rest), crammer-singer (multilabel: separation ranking), logistic (multinomial), "
+                      "least-squares"))
       ->type_name("NAME")
       ->check(one_of(names_of(AllLosses{})));
   app.add_option("--penalty", args.fit.penalty,
-                 "penalty R of (1) (default l1l2): l1l2 (sum of row 2-norms, feature selection), l1 (sum of "
-                 "|w_jk|), l1linf (sum of row max-norms), none")
+                 wrap("penalty R of (1) (default l1l2): l1l2 (sum of row 2-norms, feature selection), l1 (sum of "
+                      "|w_jk|), l1linf (sum of row max-norms), none"))
       ->type_name("NAME")
       ->check(one_of(names_of(AllPenalties{})));
-  auto* lambda = app.add_option("--lambda", args.fit.lambda, "lambda of (1), a number >= 0 (default 0.001)")
+  auto* lambda = app.add_option("--lambda", args.fit.lambda, wrap("lambda of (1), a number >= 0 (default 0.001)"))
                      ->type_name("X")
                      ->check(real_at_least(0));
-  app.add_option("--mu", args.fit.mu, "mu of (1), the ridge weight, a number >= 0 (default 0)")
+  app.add_option("--mu", args.fit.mu, wrap("mu of (1), the ridge weight, a number >= 0 (default 0)"))
       ->type_name("X")
       ->check(real_at_least(0));
   app.add_option("--solver", args.solver,
-                 "solver: " + Registry::names() + " (default auto: the best registered solver for the loss "
-                 "and penalty; see the list below)")
+                 wrap("solver: " + Registry::names() +
+                      " (default auto: the best registered solver for the loss "
+                      "and penalty; see the list below)"))
       ->type_name("NAME");
-  app.add_option_function<double>("--tol", [&](double v) { args.fit.tol = v; },
-                                  "relative tolerance on the solver's stopping measure, a number > 0 (default: "
-                                  "the solver's, listed below)")
+  app.add_option_function<double>(
+         "--tol", [&](double v) { args.fit.tol = v; },
+         wrap("relative tolerance on the solver's stopping measure, a number > 0 (default: "
+              "the solver's, listed below)"))
       ->type_name("X")
       ->check(real_at_least(0, true));
-  app.add_option_function<std::int64_t>("--max-epochs", [&](std::int64_t v) { args.fit.max_epochs = v; },
-                                        "maximum passes over the data, an integer >= 1 (default: the solver's, "
-                                        "listed below); reaching it is a success with status max_iter")
+  app.add_option_function<std::int64_t>(
+         "--max-epochs", [&](std::int64_t v) { args.fit.max_epochs = v; },
+         wrap("maximum passes over the data, an integer >= 1 (default: the solver's, "
+              "listed below); reaching it is a success with status max_iter"))
       ->type_name("N")
       ->check(integer_at_least(1));
   app.add_option("--time-limit", args.fit.time_limit,
-                 "wall-clock budget of the solve in seconds, a number >= 0; 0 = none (default 0)")
+                 wrap("wall-clock budget of the solve in seconds, a number >= 0; 0 = none (default 0)"))
       ->type_name("SECONDS")
       ->check(real_at_least(0));
-  app.add_option_function<std::uint64_t>("--seed", [&](std::uint64_t v) { args.fit.seed = v; },
-                                         "seed of randomised solvers, an integer >= 0 (default: the solver's)")
+  app.add_option_function<std::uint64_t>(
+         "--seed", [&](std::uint64_t v) { args.fit.seed = v; },
+         wrap("seed of randomised solvers, an integer >= 0 (default: the solver's)"))
       ->type_name("N")
       ->check(integer_at_least(0));
   app.add_option("--threads", args.fit.threads,
-                 "threads, an integer >= 1 (default 1; effective in builds with SPARSEMC_USE_OPENMP)")
+                 wrap("threads, an integer >= 1 (default 1; effective in builds with SPARSEMC_USE_OPENMP)"))
       ->type_name("N")
       ->check(integer_at_least(1));
   app.add_option("--bias", args.bias,
-                 "append a constant feature of value B to every sample (LIBLINEAR's -B; it is penalised like "
-                 "any feature), a number >= 0 (default: none)")
+                 wrap("append a constant feature of value B to every sample (LIBLINEAR's -B; it is penalised like "
+                      "any feature), a number >= 0 (default: none)"))
       ->type_name("B")
       ->check(real_at_least(0));
   app.add_flag("--intercept", args.fit.fit_intercept,
-               "fit an unpenalised intercept b (where the solver supports it; default off)");
+               wrap("fit an unpenalised intercept b (where the solver supports it; default off)"));
   app.add_option("--class-weight", args.class_weights,
-                 "multiply the cost c_i of samples of class LABEL by W >= 0 (LIBLINEAR's -wi); repeatable "
-                 "(default: all 1)")
+                 wrap("multiply the cost c_i of samples of class LABEL by W >= 0 (LIBLINEAR's -wi); repeatable "
+                      "(default: all 1)"))
       ->type_name("LABEL:W")
       ->allow_extra_args(false);
-  app.add_flag("--zero-based", args.zero_based, "feature indices in the files start at 0 (default: at 1)");
-  app.add_flag("--float", args.use_float, "compute in single precision (default: double)");
+  app.add_flag("--zero-based", args.zero_based, wrap("feature indices in the files start at 0 (default: at 1)"));
+  app.add_flag("--float", args.use_float, wrap("compute in single precision (default: double)"));
   app.add_option("--model-format", args.model_format,
-                 "native (sparse text, exact) or liblinear (LIBLINEAR's model format, for liblinear-predict) "
-                 "(default native)")
+                 wrap("native (sparse text, exact) or liblinear (LIBLINEAR's model format, for liblinear-predict) "
+                      "(default native)"))
       ->type_name("FORMAT")
       ->check(one_of({"native", "liblinear"}));
   app.add_option("--test", args.test_file,
-                 "evaluate the model on FILE (read with the training features and labels) and report accuracy "
-                 "(multiclass) or precision@1 (multilabel) (default: none)")
+                 wrap("evaluate the model on FILE (read with the training features and labels) and report accuracy "
+                      "(multiclass) or precision@1 (multilabel) (default: none)"))
       ->type_name("FILE");
   app.add_option("--path", args.path,
-                 "solve a regularisation path instead of one lambda: N values from lambda_max (where W = 0 "
-                 "becomes optimal) down to lambda_max*RATIO, log-spaced, each warm-started from the previous; "
-                 "prints one line per lambda; MODEL receives the last model (default: off; RATIO default 0.01)")
+                 wrap("solve a regularisation path instead of one lambda: N values from lambda_max (where W = 0 "
+                      "becomes optimal) down to lambda_max*RATIO, log-spaced, each warm-started from the previous; "
+                      "prints one line per lambda; MODEL receives the last model (default: off; RATIO default 0.01)"))
       ->type_name("N[:RATIO]")
       ->excludes(lambda);
-  app.add_flag("--verbose", args.verbose, "print one line of progress per epoch on stderr (default off)");
+  app.add_flag("--verbose", args.verbose, wrap("print one line of progress per epoch on stderr (default off)"));
   app.add_flag("--json", args.json,
-               "print one JSON object on stdout instead of text: solver, loss, penalty, lambda, mu, status, "
-               "epochs, objective, measure_name, measure, nnz, nnz_rows, train_seconds, and test_accuracy "
-               "with --test (with --path: also lambda_max and 'path', one object per lambda) (default: text)");
+               wrap("print one JSON object on stdout instead of text: solver, loss, penalty, lambda, mu, status, "
+                    "epochs, objective, measure_name, measure, nnz, nnz_rows, train_seconds, and test_accuracy "
+                    "with --test (with --path: also lambda_max and 'path', one object per lambda) (default: text)"));
   app.footer(Registry::help() + "\n" + exit_status_help);
 
   return run_tool("sparsemc-train", app, argc, argv, [&] {
