@@ -662,7 +662,9 @@ TEST_CASE("fcbcfw: warm start from a model", "[fcbcfw]") {
   const auto warm = solver.fit(problem, cold.model);
   REQUIRE(warm.info.status == Status::converged);
   CHECK(std::abs(warm.info.objective - cold.info.objective) <= 2e-5 * cold.info.objective);
-  CHECK(warm.info.epochs <= cold.info.epochs);
+  // A primal model does not determine α: the warm start seeds the active sets only, so it is
+  // not promised to take fewer epochs; it must reach the same optimum.
+  CHECK(warm.info.measure <= 1e-5);
   std::vector<Label> labels(10);
   std::iota(labels.begin(), labels.end(), Label{0});
   LinearModel<double> wrong(Dense::Zero(5, 10), {}, labels);  // 5 features instead of 60

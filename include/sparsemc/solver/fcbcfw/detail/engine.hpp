@@ -43,6 +43,9 @@ struct Settings {
   double speedup = 1.0;         ///< d_i / d̃_i of (25)
   bool refit_l2 = false;        ///< §4.3 post-solve
   int warm_start_labels = 0;    ///< negatives seeded per sample from an initial model
+  std::int64_t gap_every = 0;   ///< evaluate the gap every this many epochs; 0 = by work (see run)
+  int labels_per_search = 1;    ///< labels the search returns (initially)
+  bool adapt_labels = true;     ///< §4.4: double it while the search outweighs the rest 2:1
 };
 
 /// One dual variable α_ik of a sample's active set 𝒜_i.
@@ -68,6 +71,7 @@ class Engine {
     const auto n = static_cast<std::size_t>(X_.rows());
     const ClassIndex K = y_.n_classes();
     tau_ = s_.lambda / s_.mu;
+    labels_per_search_ = static_cast<std::size_t>(std::max(1, s_.labels_per_search));
     rows_.reset(static_cast<std::size_t>(X_.cols()), K, s_.bi_stochastic ? s_.n_parts : 1, tau_, rng_);
     scores_.reset(K, rows_);
     bound_.resize(n);
@@ -131,6 +135,14 @@ class Engine {
 
   /// Runs Algorithm 1 (then the §4.3 refit if asked). `end_epoch(report)` is called once per
   /// epoch and returns true to stop.
+  ///
+  /// The exact gap costs one pass of sparse scores over all samples. It is evaluated at the end
+  /// of an epoch when `gap_every` epochs have passed or, with gap_every = 0, when the work done
+  /// since the last evaluation (weight entries read by the searches, plus entries of V read or
+  /// written) is at least the work of that evaluation — so the checks take at most about half
+  /// of the time, and with the exact search (whose epoch reads as much as a check) every epoch
+  /// is checked. Work is counted, not timed, so the schedule is reproducible. The last epoch
+  /// is always evaluated; reports of the other epochs carry NaN objective and measure.
   template <class EndEpoch>
   SolverInfo run(EndEpoch&& end_epoch) {
     Stopwatch clock;
@@ -140,6 +152,24 @@ class Engine {
     std::vector<std::size_t> order(n);
     for (std::size_t i = 0; i < n; ++i) order[i] = i;
     bool refitting = false;
+    std::uint64_t work = 0, check_work = 0;
+    std::int64_t last_check = 0;
+    double gap = std::numeric_limits<double>::quiet_NaN();
+    const auto evaluate = [&](std::int64_t epoch) {
+      const PrimalParts p = primal();
+      check_work = scores_.take_scanned();
+      work = 0;
+      last_check = epoch;
+      const double dual = -s_.mu * (rows_.half_squared_norm_of_prox() + dual_linear_term());
+      // The refit minimises (1) without its λ term over the frozen support; (1) itself is reported.
+      const double phase_primal = p.loss + (refitting ? 0.0 : s_.lambda * p.l1) + 0.5 * s_.mu * p.squared;
+      gap = f0_ > 0.0 ? (phase_primal - dual) / f0_ : 0.0;
+      info.objective = p.loss + s_.lambda * p.l1 + 0.5 * s_.mu * p.squared;
+      info.measure = gap;
+      info.nnz = p.nnz;
+      info.nnz_rows = p.nnz_rows;
+      return std::isfinite(info.objective) && std::isfinite(dual);
+    };
     for (std::int64_t epoch = 1;; ++epoch) {
       bool out_of_time = false;
       if (f0_ > 0.0) {
@@ -153,48 +183,45 @@ class Engine {
           }
         }
       }
-      const PrimalParts p = primal();
-      const double dual = -s_.mu * (rows_.half_squared_norm_of_prox() + dual_linear_term());
-      // The refit minimises (1) without its λ term over the frozen support; (1) itself is reported.
-      const double phase_primal = p.loss + (refitting ? 0.0 : s_.lambda * p.l1) + 0.5 * s_.mu * p.squared;
-      const double gap = f0_ > 0.0 ? (phase_primal - dual) / f0_ : 0.0;
+      adapt_labels_per_search();
+      work += epoch_work_;
+      epoch_work_ = 0;
+      if (!refitting) compact();
+      out_of_time = out_of_time || (s_.time_limit > 0.0 && clock.seconds() > s_.time_limit);
+      const bool last = out_of_time || epoch >= s_.max_epochs;
+      const bool due = s_.gap_every > 0 ? epoch - last_check >= s_.gap_every : work >= check_work;
       info.epochs = epoch;
-      info.objective = p.loss + s_.lambda * p.l1 + 0.5 * s_.mu * p.squared;
-      info.measure = gap;
-      info.nnz = p.nnz;
-      info.nnz_rows = p.nnz_rows;
+      bool finite = true;
+      if (last || due || f0_ == 0.0) finite = evaluate(epoch);
+      const bool evaluated = last_check == epoch;
       info.seconds = clock.seconds();
-      if (!std::isfinite(info.objective) || !std::isfinite(dual)) {
+      if (!finite) {
         info.status = Status::numerical_issue;
         break;
       }
       EpochReport report;
       report.epoch = epoch;
-      report.objective = info.objective;
-      report.measure = gap;
-      report.nnz_rows = p.nnz_rows;
+      report.objective = evaluated ? info.objective : std::numeric_limits<double>::quiet_NaN();
+      report.measure = evaluated ? gap : std::numeric_limits<double>::quiet_NaN();
+      report.nnz_rows = evaluated ? info.nnz_rows : -1;
       report.seconds = info.seconds;
       const bool stop = end_epoch(report);
-      if (gap <= s_.tol) {
+      if (evaluated && gap <= s_.tol) {
         if (s_.refit_l2 && !refitting) {
           refitting = true;
           rows_.fix_support();
-          if (epoch < s_.max_epochs && !out_of_time && !stop) continue;
+          if (!last && !stop) continue;
         } else {
           info.status = Status::converged;
           break;
         }
       }
-      if (stop) {
-        info.status = Status::stopped_by_callback;
-        break;
-      }
-      if (out_of_time || (s_.time_limit > 0.0 && clock.seconds() > s_.time_limit)) {
-        info.status = Status::time_limit;
-        break;
-      }
-      if (epoch >= s_.max_epochs) {
-        info.status = Status::max_iter;
+      if (stop || last) {
+        if (last_check != epoch && !evaluate(epoch)) {  // the returned values are always exact
+          info.status = Status::numerical_issue;
+          break;
+        }
+        info.status = stop ? Status::stopped_by_callback : (out_of_time ? Status::time_limit : Status::max_iter);
         break;
       }
     }
@@ -269,7 +296,31 @@ class Engine {
     }
   }
 
-  [[nodiscard]] double tau() const noexcept { return tau_; }
+  /// F of (1) for any model with this problem's shape (dense K-vector scores per sample:
+  /// O(nnz(X)·K); used once, for a model handed back by a callback).
+  [[nodiscard]] double objective_of(const LinearModel<Scalar>& model) const {
+    const auto K = static_cast<Eigen::Index>(y_.n_classes());
+    Eigen::Matrix<double, 1, Eigen::Dynamic> z(K);
+    const auto& W = model.rows();
+    double loss = 0.0;
+    for (std::size_t i = 0; i < bound_.size(); ++i) {
+      if (bound_[i] == 0.0) continue;
+      z.setZero();
+      for (auto [j, x] : X_.outer(static_cast<Index>(i))) {
+        const std::int64_t r = model.row_of_feature(static_cast<std::int64_t>(j));
+        if (r >= 0) z += static_cast<double>(x) * W.row(r).template cast<double>();
+      }
+      const auto positives = y_[i];
+      double lowest = std::numeric_limits<double>::infinity();
+      for (ClassIndex k : positives) {
+        lowest = std::min(lowest, z[k]);
+        z[k] = -std::numeric_limits<double>::infinity();  // leave the negatives for the max
+      }
+      loss += bound_[i] * std::max(0.0, 1.0 + z.maxCoeff() - lowest);
+    }
+    const auto Wd = W.template cast<double>();
+    return s_.mu * loss + s_.lambda * Wd.cwiseAbs().sum() + 0.5 * s_.mu * Wd.squaredNorm();
+  }
 
  private:
   /// One iteration of Algorithm 1 on sample i: search (20) or (24)–(25), subproblem (21)–(22),
@@ -282,12 +333,11 @@ class Engine {
     auto& A = active_[i];
     const std::size_t n_pos = positives.size();
 
-    // Step 2: the most violating negative label.
+    // Step 2: the most violating negative label(s).
     scores_.begin(positives, rows_);
-    ScoredClass best;
     if (!s_.bi_stochastic) {
       scores_.accumulate(row, rows_, ScoreBuffer::npos);
-      best = scores_.best_negative(rows_, ScoreBuffer::npos, rng_);
+      scores_.top_negatives(rows_, ScoreBuffer::npos, labels_per_search_, rng_, found_);
     } else {
       const auto part = static_cast<std::size_t>(uniform_index(rng_, rows_.n_parts()));
       if (!row.empty()) {
@@ -297,12 +347,12 @@ class Engine {
         const auto draws = static_cast<std::size_t>(std::ceil(static_cast<double>(row.size()) / s_.speedup));
         if (sum > 0.0) scores_.accumulate_sampled(row, cumulative_, draws, rows_, part, rng_);
       }
-      best = scores_.best_negative(rows_, part, rng_);
+      scores_.top_negatives(rows_, part, labels_per_search_, rng_, found_);
     }
+    search_work_ += scores_.take_scanned();
     // Step 3: 𝒜_i ∪ {k*}.
-    if (best.cls >= 0 &&
-        std::none_of(A.begin(), A.end(), [&](const ActiveEntry& e) { return e.cls == best.cls; }))
-      A.push_back({best.cls, 0.0});
+    for (const ClassIndex k : found_)
+      if (std::none_of(A.begin(), A.end(), [&](const ActiveEntry& e) { return e.cls == k; })) A.push_back({k, 0.0});
 
     // The block gradient (17) on 𝒜_i: ∇_k = z_k + [k ∉ P_i], z_k = ⟨w_k, x_i⟩ exactly.
     const std::size_t m = A.size();
@@ -310,9 +360,13 @@ class Engine {
     if (!s_.bi_stochastic) {
       for (std::size_t r = 0; r < m; ++r) score_[r] = scores_.score(A[r].cls);
     } else {
-      for (auto [j, x] : row)
-        for (std::size_t r = 0; r < m; ++r)
-          score_[r] += static_cast<double>(x) * rows_.weight(static_cast<std::size_t>(j), A[r].cls);
+      for (std::size_t p = 0; p < row.size(); ++p) {
+        if (p + 8 < row.size())
+          for (std::size_t r = 0; r < m; ++r) rows_.prefetch(static_cast<std::size_t>(row.indices[p + 8]), A[r].cls);
+        const auto j = static_cast<std::size_t>(row.indices[p]);
+        for (std::size_t r = 0; r < m; ++r) score_[r] += static_cast<double>(row.values[p]) * rows_.weight(j, A[r].cls);
+      }
+      visit_work_ += row.size() * m;
     }
     // Nothing to do when α^i = 0 and no active pair violates the margin.
     bool zero = true;
@@ -352,14 +406,54 @@ class Engine {
 
     // Step 6: V += x_i Δα^iᵀ and W = prox(V) on the changed entries only (23).
     for (std::size_t r = 0; r < m; ++r) old_[r] = A[r].alpha - old_[r];
-    for (auto [j, x] : row)
+    visit_work_ += row.size() * static_cast<std::size_t>(std::count_if(old_.begin(), old_.end(), [](double d) { return d != 0.0; }));
+    for (std::size_t p = 0; p < row.size(); ++p) {
+      if (p + 8 < row.size())  // the tables are scattered in memory: prefetch ahead
+        for (std::size_t r = 0; r < m; ++r)
+          if (old_[r] != 0.0) rows_.prefetch(static_cast<std::size_t>(row.indices[p + 8]), A[r].cls);
+      const auto j = static_cast<std::size_t>(row.indices[p]);
+      const double x = static_cast<double>(row.values[p]);
       for (std::size_t r = 0; r < m; ++r)
-        if (old_[r] != 0.0) rows_.add(static_cast<std::size_t>(j), A[r].cls, static_cast<double>(x) * old_[r]);
+        if (old_[r] != 0.0) rows_.add(j, A[r].cls, x * old_[r]);
+    }
 
     // Step 5: drop the negatives whose α became 0 (positives stay).
     A.erase(std::remove_if(A.begin() + static_cast<std::ptrdiff_t>(n_pos), A.end(),
                            [](const ActiveEntry& e) { return e.alpha == 0.0; }),
             A.end());
+  }
+
+  /// §4.4: after each epoch, double the number of labels a search returns if the searches read
+  /// more than twice as many entries as the rest of the iterations touched (counted work, not
+  /// time, so that the run is reproducible), up to K.
+  void adapt_labels_per_search() {
+    if (s_.adapt_labels && search_work_ > 2 * visit_work_)
+      labels_per_search_ = std::min<std::size_t>(2 * labels_per_search_, static_cast<std::size_t>(y_.n_classes()));
+    epoch_work_ += search_work_ + visit_work_;
+    search_work_ = 0;
+    visit_work_ = 0;
+  }
+
+  /// Rebuilds V = Xᵀα from the nonzero α when the tables hold more than twice the pairs the
+  /// active sets need (Σ_i nnz(x_i)·#{k : α_ik ≠ 0}): entries left behind by shrunk labels are
+  /// dropped, so memory stays O(nnz(X)·max_i |𝒜_i|) as §3.1 states, and the rounding drift of
+  /// the incremental updates is reset. Costs one pass over the active pairs.
+  void compact() {
+    std::size_t needed = 0;
+    for (std::size_t i = 0; i < active_.size(); ++i) {
+      std::size_t nonzero = 0;
+      for (const auto& e : active_[i]) nonzero += e.alpha != 0.0;
+      needed += nonzero * X_.outer(static_cast<Index>(i)).size();
+    }
+    if (rows_.stored() <= 2 * needed + 4096) return;
+    rows_.clear_values();
+    for (std::size_t i = 0; i < active_.size(); ++i) {
+      const auto row = X_.outer(static_cast<Index>(i));
+      for (auto [j, x] : row)
+        for (const auto& e : active_[i])
+          if (e.alpha != 0.0) rows_.add(static_cast<std::size_t>(j), e.cls, static_cast<double>(x) * e.alpha);
+    }
+    epoch_work_ += needed;
   }
 
   /// The exact primal parts at the current W: every sample's scores from the sparse rows.
@@ -414,6 +508,11 @@ class Engine {
   std::vector<double> bound_;       ///< C_i = c_i/(μn), 0 for a sample without a pair
   std::vector<double> curvature_;   ///< Q_i = ‖x_i‖²
   std::vector<std::vector<ActiveEntry>> active_;  ///< 𝒜_i: positives first, then negatives
+  std::uint64_t visit_work_ = 0;    ///< entries of V read or written since the last epoch end
+  std::uint64_t search_work_ = 0;   ///< weight entries read by the searches since then
+  std::uint64_t epoch_work_ = 0;    ///< search + visit work of the epoch so far
+  std::size_t labels_per_search_ = 1;
+  std::vector<ClassIndex> found_;
   // Work space (grows, never shrinks).
   std::vector<double> score_, old_, target_, scratch_, cumulative_;
 };

@@ -99,6 +99,18 @@ class FeatureRows {
     }
   }
 
+  /// Hints the cache that v_jk (its home slot) is about to be read or written.
+  void prefetch(std::size_t j, ClassIndex k) const noexcept {
+    const Table& t = tables_[j];
+    if (!t.slots.empty()) __builtin_prefetch(&t.slots[hash_[static_cast<std::size_t>(k)] & (t.slots.size() - 1)], 1);
+  }
+  /// Hints the cache that the weight lists of row j are about to be read (two levels: the list
+  /// headers now, their entries once the headers are in).
+  void prefetch_headers(std::size_t j) const noexcept { __builtin_prefetch(&lists_[j * n_parts_]); }
+  void prefetch_weights(std::size_t j, std::size_t q) const noexcept {
+    __builtin_prefetch(lists_[j * n_parts_ + q].data());
+  }
+
   /// w_jk = prox(v_jk), in double (0 if v_jk was never touched).
   [[nodiscard]] double weight(std::size_t j, ClassIndex k) const noexcept {
     const Slot* slot = find(tables_[j], k);
@@ -138,10 +150,15 @@ class FeatureRows {
   }
 
   /// Number of (j, k) pairs stored in V (the memory the solver holds for V).
-  [[nodiscard]] std::size_t stored() const noexcept {
-    std::size_t sum = 0;
-    for (const Table& t : tables_) sum += t.used;
-    return sum;
+  [[nodiscard]] std::size_t stored() const noexcept { return stored_; }
+
+  /// Empties V and W, releasing their memory (the hash permutation and partitions stay): the
+  /// caller re-adds V = Xᵀα from the nonzero α. Pairs (j, k) whose v_jk returned to 0 (up to
+  /// rounding) when α_ik was shrunk away otherwise stay in the tables for good.
+  void clear_values() {
+    for (Table& t : tables_) t = Table{};
+    for (auto& list : lists_) std::vector<WeightEntry<Scalar>>().swap(list);
+    stored_ = 0;
   }
 
  private:
@@ -190,6 +207,7 @@ class FeatureRows {
       }
       s.cls = k;
       ++t.used;
+      ++stored_;
       return s;
     }
   }
@@ -212,6 +230,7 @@ class FeatureRows {
   std::vector<std::uint32_t> part_;                          ///< π(k) mod ν
   std::size_t n_parts_ = 1;
   std::size_t max_capacity_ = 2;
+  std::size_t stored_ = 0;
   double threshold_ = 0.0;
   Map map_ = Map::soft_threshold;
 };

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "../../../core/rng.hpp"
@@ -34,8 +35,8 @@ class ScoreBuffer {
     z_.assign(K, 0.0);
     stamp_.assign(K, 0);
     positive_stamp_.assign(K, 0);
-    touched_.clear();
-    touched_.reserve(K);
+    touched_.assign(K, 0);
+    n_touched_ = 0;
     part_size_.assign(rows.n_parts(), 0);
     for (std::size_t k = 0; k < K; ++k) ++part_size_[rows.part_of(static_cast<ClassIndex>(k))];
     positives_in_part_.assign(rows.n_parts(), 0);
@@ -50,7 +51,7 @@ class ScoreBuffer {
       std::fill(positive_stamp_.begin(), positive_stamp_.end(), 0);
       round_ = 1;
     }
-    touched_.clear();
+    n_touched_ = 0;
     n_positives_ = positives.size();
     std::fill(positives_in_part_.begin(), positives_in_part_.end(), 0);
     for (ClassIndex k : positives) {
@@ -65,10 +66,17 @@ class ScoreBuffer {
   void accumulate(SparseSlice<Scalar, Index> row, const FeatureRows<Scalar>& rows, std::size_t part) {
     const std::size_t q_begin = part == npos ? 0 : part;
     const std::size_t q_end = part == npos ? rows.n_parts() : part + 1;
-    for (auto [j, x_ij] : row) {
-      const double x = static_cast<double>(x_ij);
-      for (std::size_t q = q_begin; q < q_end; ++q)
-        for (const auto& e : rows.weights(static_cast<std::size_t>(j), q)) add(e.cls, x * static_cast<double>(e.w));
+    const std::size_t size = row.size();
+    for (std::size_t p = 0; p < size; ++p) {  // the rows are scattered in memory: prefetch ahead
+      if (p + 16 < size) rows.prefetch_headers(static_cast<std::size_t>(row.indices[p + 16]));
+      if (p + 8 < size) rows.prefetch_weights(static_cast<std::size_t>(row.indices[p + 8]), q_begin);
+      const auto j = row.indices[p];
+      const double x = static_cast<double>(row.values[p]);
+      for (std::size_t q = q_begin; q < q_end; ++q) {
+        const auto list = rows.weights(static_cast<std::size_t>(j), q);
+        scanned_ += list.size();
+        for (const auto& e : list) add(e.cls, x * static_cast<double>(e.w));
+      }
     }
   }
 
@@ -85,8 +93,9 @@ class ScoreBuffer {
       const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
       const auto p = std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()), row.size() - 1);
       const double signed_scale = row.values[p] < Scalar(0) ? -scale : scale;
-      for (const auto& e : rows.weights(static_cast<std::size_t>(row.indices[p]), part))
-        add(e.cls, signed_scale * static_cast<double>(e.w));
+      const auto list = rows.weights(static_cast<std::size_t>(row.indices[p]), part);
+      scanned_ += list.size();
+      for (const auto& e : list) add(e.cls, signed_scale * static_cast<double>(e.w));
     }
   }
 
@@ -108,7 +117,7 @@ class ScoreBuffer {
     ScoredClass best;
     best.score = -std::numeric_limits<double>::infinity();
     std::size_t touched_negatives = 0;
-    for (ClassIndex k : touched_) {
+    for (ClassIndex k : touched()) {
       if (is_positive(k)) continue;
       ++touched_negatives;
       const double s = z_[static_cast<std::size_t>(k)];
@@ -127,11 +136,34 @@ class ScoreBuffer {
     return best;
   }
 
+  /// The `count` negative classes of largest score within partition `part` (all if npos), best
+  /// first, into `out`: best_negative() followed by the next best touched negatives (§4.4
+  /// returns "the coordinates with largest scores" when one per search is not enough).
+  template <RealScalar Scalar>
+  void top_negatives(const FeatureRows<Scalar>& rows, std::size_t part, std::size_t count, Rng& rng,
+                     std::vector<ClassIndex>& out) {
+    out.clear();
+    const ScoredClass best = best_negative(rows, part, rng);
+    if (best.cls < 0) return;
+    out.push_back(best.cls);
+    if (count <= 1) return;
+    candidates_.clear();
+    for (ClassIndex k : touched())
+      if (k != best.cls && !is_positive(k)) candidates_.push_back({k, z_[static_cast<std::size_t>(k)]});
+    const auto more = std::min(count - 1, candidates_.size());
+    const auto by_score = [](const ScoredClass& a, const ScoredClass& b) {
+      return a.score > b.score || (a.score == b.score && a.cls < b.cls);
+    };
+    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(more), candidates_.end(),
+                      by_score);
+    for (std::size_t r = 0; r < more; ++r) out.push_back(candidates_[r].cls);
+  }
+
   /// max over negative classes of z_k (−∞ if there is none): the exact value the loss needs.
   [[nodiscard]] double max_negative() const noexcept {
     double best = -std::numeric_limits<double>::infinity();
     std::size_t touched_negatives = 0;
-    for (ClassIndex k : touched_) {
+    for (ClassIndex k : touched()) {
       if (is_positive(k)) continue;
       ++touched_negatives;
       best = std::max(best, z_[static_cast<std::size_t>(k)]);
@@ -140,15 +172,22 @@ class ScoreBuffer {
     return best;
   }
 
+  /// The classes touched since begin(), in order of first touch.
+  [[nodiscard]] std::span<const ClassIndex> touched() const noexcept { return {touched_.data(), n_touched_}; }
+
+  /// Weight entries read by accumulate / accumulate_sampled since the last call (a
+  /// deterministic measure of work, see Engine::run).
+  std::uint64_t take_scanned() noexcept { return std::exchange(scanned_, 0); }
+
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
  private:
   void add(ClassIndex k, double value) {
     const auto kk = static_cast<std::size_t>(k);
-    if (stamp_[kk] != round_) {
+    if (stamp_[kk] != round_) {  // first touch this round
       stamp_[kk] = round_;
       z_[kk] = value;
-      touched_.push_back(k);
+      touched_[n_touched_++] = k;
     } else {
       z_[kk] += value;
     }
@@ -157,11 +196,14 @@ class ScoreBuffer {
   std::vector<double> z_;
   std::vector<std::uint32_t> stamp_;           ///< stamp_[k] == round_: z_k touched this round
   std::vector<std::uint32_t> positive_stamp_;  ///< == round_: k is a positive class of the sample
-  std::vector<ClassIndex> touched_;
+  std::vector<ClassIndex> touched_;            ///< K entries; the first n_touched_ are in use
+  std::size_t n_touched_ = 0;
+  std::vector<ScoredClass> candidates_;
   std::vector<std::size_t> part_size_;         ///< |𝒴^(q)|
   std::vector<std::size_t> positives_in_part_; ///< |P_i ∩ 𝒴^(q)|
   std::size_t n_positives_ = 0;
   std::uint32_t round_ = 0;
+  std::uint64_t scanned_ = 0;
 };
 
 }  // namespace sparsemc::detail::fcbcfw
