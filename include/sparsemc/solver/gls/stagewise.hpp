@@ -1,0 +1,379 @@
+#pragma once
+/// \file stagewise.hpp
+/// `Stagewise<Link>`: stagewise regression (Agarwal et al., "Least Squares Revisited", ICML
+/// 2014, Algorithm 3) — fit the residual block by block on features drawn from a generator
+/// (sampled original features or random Fourier features), with Algorithm 1 (GLS) or
+/// Algorithm 2 (calibrated least squares) on each block.
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../../core/callbacks.hpp"
+#include "../../core/rng.hpp"
+#include "../../core/status.hpp"
+#include "../../core/stopwatch.hpp"
+#include "../../core/traits.hpp"
+#include "../../core/validate.hpp"
+#include "../../data/dense_problem.hpp"
+#include "../../data/problem.hpp"
+#include "../../loss/least_squares.hpp"
+#include "../../loss/logistic.hpp"
+#include "../../model/staged_model.hpp"
+#include "../../penalty/none.hpp"
+#include "detail/calibration.hpp"
+#include "detail/core.hpp"
+
+namespace sparsemc {
+
+/// The feature generator GEN of Algorithm 3.
+enum class StagewiseFeatures {
+  rff,                         ///< p fresh random Fourier features per stage (Gaussian kernel)
+  sample_without_replacement,  ///< consecutive blocks of a random permutation of the features (reshuffled when used up)
+  sample_with_replacement,     ///< every block p distinct features drawn independently of the others
+  most_frequent_first,         ///< blocks in decreasing order of the features' nonzero counts (text), cycling;
+                               ///< the last block of a pass over the features may be shorter
+};
+
+/// Options of `Stagewise`. Every field has a default; `validate()` names a bad field.
+struct StagewiseOptions {
+  /// Tolerance of each block's fit (GLS's relative gradient norm, see GLSOptions::tol).
+  double tol = 1e-6;
+  /// T: the number of stages (blocks); `--stages` in the tools.
+  std::int64_t max_epochs = 8;
+  /// Wall-clock budget in seconds (0 = none), checked after every stage.
+  double time_limit = 0.0;
+  /// Seed of the generator (permutations, random Fourier features).
+  std::uint64_t seed = 0;
+  /// Fit an unpenalised intercept in every block.
+  bool fit_intercept = false;
+  /// Print one progress line per stage to std::cerr.
+  bool verbose = false;
+  /// p: features per block (`--block-size`); the paper uses 512 or 1024.
+  std::int64_t block_size = 512;
+  /// GEN (see StagewiseFeatures).
+  StagewiseFeatures features = StagewiseFeatures::rff;
+  /// σ of the Gaussian kernel exp(−‖x − x'‖²/(2σ²)) of the random Fourier features; 0 picks
+  /// σ² = (1/n) Σ_i ‖x_i − x̄‖², half the mean squared distance between two samples.
+  double bandwidth = 0.0;
+  /// GLS iterations per block with the softmax link (the paper uses 50); the identity link
+  /// takes one (its exact solution).
+  std::int64_t inner_epochs = 50;
+  /// Identity link only: calibrate every stage (Algorithm 2's step (11)) after its residual fit.
+  bool calibrate = false;
+  /// m of the calibration basis [ỹ, ỹ², …, ỹ^m, 1].
+  int calibration_degree = 3;
+  /// See GLSOptions::gram_ridge.
+  double gram_ridge = 1e-10;
+
+  /// Throws std::invalid_argument naming the first field out of range.
+  void validate() const {
+    detail::require_positive("tol", tol);
+    detail::require_finite("tol", tol);
+    detail::require_positive("max_epochs", max_epochs);
+    detail::require_nonnegative("time_limit", time_limit);
+    detail::require_finite("time_limit", time_limit);
+    detail::require_positive("block_size", block_size);
+    detail::require_nonnegative("bandwidth", bandwidth);
+    detail::require_finite("bandwidth", bandwidth);
+    detail::require_positive("inner_epochs", inner_epochs);
+    detail::require_positive("calibration_degree", calibration_degree);
+    detail::require_nonnegative("gram_ridge", gram_ridge);
+    detail::require_finite("gram_ridge", gram_ridge);
+  }
+};
+
+/// Stagewise regression, Algorithm 3 of Agarwal et al. (2014). From Ŷ⁽⁰⁾ = 0, for t = 1..T:
+///
+///     x̃_i = GEN_t(x_i) ∈ R^p,
+///     W_t = the fit of Algorithm 1 (or 2) on {(x̃_i, y_i)} with offset Ŷ⁽ᵗ⁻¹⁾,
+///     ŷ_i⁽ᵗ⁾ = ŷ_i⁽ᵗ⁻¹⁾ + W_tᵀx̃_i (+ b_t)   [then clip(W̃_tᵀu(·)) when calibrating].
+///
+/// With the identity link (`Stagewise<LeastSquares>`) the fit is the ridge regression of the
+/// residual Y − Ŷ on the block (one GLS step is exact): block coordinate descent on the square
+/// loss with a d × d → p × p block-diagonal Σ̂. With the softmax link (`Stagewise<Logistic>`),
+/// Ŷ are scores and each block runs `inner_epochs` GLS steps on the logistic loss of Ŷ + X̃W (+
+/// ridge μ on W_t). With `calibrate` (identity link), each stage ends with the calibration fit
+/// (11) of Algorithm 2 and the simplex projection. Every block's Σ̂ (p × p) is formed and
+/// factorised once.
+///
+/// GEN: sampled original features (`sample_without_replacement`, `sample_with_replacement`,
+/// `most_frequent_first` — the paper's advice for text) or random Fourier features (`rff`,
+/// Rahimi–Recht, a fresh seed per stage). Original-feature blocks are column subsets of X (sparse
+/// stays sparse). The returned `StagedModel` stores each stage's features — the support of W_t,
+/// or the random features' (seed, p, σ) — so that predict regenerates them.
+///
+/// The reported objective is the training loss part at Ŷ⁽ᵀ⁾ (square loss or logistic loss);
+/// the measure is the last stage's relative decrease of it. Callbacks run once per stage and
+/// may take the current `StagedModel` (e.g. to plot test error against time).
+///
+/// \code
+///   #include <sparsemc/solver/gls/stagewise.hpp>
+///   using namespace sparsemc;
+///   Stagewise solver(LeastSquares{}, NoPenalty{.mu = 1e-6},
+///                    StagewiseOptions{.max_epochs = 8, .block_size = 512, .bandwidth = 4.0});
+///   StagedResult<double> result = solver.fit(train.problem<Eigen::RowMajor>());
+///   auto yhat = result.model.predict(test.csr());
+/// \endcode
+template <class Link>
+class Stagewise {
+  static_assert(std::is_same_v<Link, LeastSquares> || std::is_same_v<Link, Logistic>,
+                "Stagewise fits blocks with the identity link (LeastSquares) or the softmax link (Logistic).");
+
+ public:
+  using Options = StagewiseOptions;
+  /// The registered solver name (provenance, tools).
+  static constexpr std::string_view name = "stagewise";
+
+  Stagewise(Link link, NoPenalty ridge) : Stagewise(std::move(link), ridge, Options{}) {}
+  Stagewise(Link link, NoPenalty ridge, Options options) : link_(std::move(link)), ridge_(ridge), options_(options) {
+    options_.validate();
+    detail::require_nonnegative("mu", ridge_.mu);
+    detail::require_finite("mu", ridge_.mu);
+    if (options_.calibrate && !std::is_same_v<Link, LeastSquares>)
+      throw std::invalid_argument("calibrate needs the identity link (Stagewise<LeastSquares>)");
+  }
+
+  [[nodiscard]] const Link& loss() const noexcept { return link_; }
+  [[nodiscard]] const NoPenalty& penalty() const noexcept { return ridge_; }
+  [[nodiscard]] const Options& options() const noexcept { return options_; }
+
+  /// Runs Algorithm 3 on a sparse problem; callbacks run once per stage.
+  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
+  StagedResult<Scalar> fit(const Problem<Scalar, Index, Order>& problem, Callbacks&&... callbacks) const {
+    return run(problem, callbacks...);
+  }
+  /// Runs Algorithm 3 on a dense problem.
+  template <RealScalar Scalar, class... Callbacks>
+  StagedResult<Scalar> fit(const DenseProblem<Scalar>& problem, Callbacks&&... callbacks) const {
+    return run(problem, callbacks...);
+  }
+
+ private:
+  /// The blocks of original features, one stage at a time (sorted indices).
+  class FeatureSampler {
+   public:
+    template <class Prob>
+    FeatureSampler(const Prob& problem, const Options& o) : d_(problem.n_features()), rng_(o.seed), kind_(o.features) {
+      order_.resize(static_cast<std::size_t>(d_));
+      std::iota(order_.begin(), order_.end(), std::int64_t{0});
+      p_ = std::min<std::int64_t>(o.block_size, d_);
+      if (kind_ == StagewiseFeatures::most_frequent_first) {
+        std::vector<std::int64_t> count(static_cast<std::size_t>(d_), 0);
+        if constexpr (detail::gls::is_dense_problem_v<Prob>) {
+          for (Eigen::Index j = 0; j < d_; ++j) count[static_cast<std::size_t>(j)] = (problem.X.col(j).array() != 0).count();
+        } else {
+          const auto X = problem.X.eigen();
+          for (Eigen::Index o = 0; o < X.outerSize(); ++o)
+            for (typename std::remove_cvref_t<decltype(X)>::InnerIterator it(X, o); it; ++it) ++count[static_cast<std::size_t>(it.col())];
+        }
+        std::stable_sort(order_.begin(), order_.end(), [&](std::int64_t a, std::int64_t b) {
+          return count[static_cast<std::size_t>(a)] > count[static_cast<std::size_t>(b)];
+        });
+      } else if (kind_ == StagewiseFeatures::sample_without_replacement) {
+        shuffle(std::span<std::int64_t>(order_), rng_);
+      }
+    }
+    std::vector<std::int64_t> next() {
+      if (kind_ == StagewiseFeatures::sample_with_replacement) {
+        std::vector<std::int64_t> block(static_cast<std::size_t>(p_));
+        // p distinct features: a partial Fisher–Yates shuffle, independent of earlier blocks.
+        for (std::int64_t k = 0; k < p_; ++k) {
+          const auto j = k + static_cast<std::int64_t>(uniform_index(rng_, static_cast<std::uint64_t>(d_ - k)));
+          std::swap(order_[static_cast<std::size_t>(k)], order_[static_cast<std::size_t>(j)]);
+          block[static_cast<std::size_t>(k)] = order_[static_cast<std::size_t>(k)];
+        }
+        std::sort(block.begin(), block.end());
+        return block;
+      }
+      // The next p features of the order; a block never straddles the end of the order (the
+      // last one of a pass may be shorter), so its features are distinct.
+      if (cursor_ == d_) {
+        cursor_ = 0;
+        if (kind_ == StagewiseFeatures::sample_without_replacement) shuffle(std::span<std::int64_t>(order_), rng_);
+      }
+      const std::int64_t take = std::min(p_, d_ - cursor_);
+      std::vector<std::int64_t> block(order_.begin() + cursor_, order_.begin() + cursor_ + take);
+      cursor_ += take;
+      std::sort(block.begin(), block.end());
+      return block;
+    }
+
+   private:
+    std::int64_t d_, p_ = 0, cursor_ = 0;
+    Rng rng_;
+    StagewiseFeatures kind_;
+    std::vector<std::int64_t> order_;
+  };
+
+  /// σ² = (1/n) Σ_i ‖x_i − x̄‖² (unweighted), the default bandwidth's square.
+  template <class Prob>
+  static double default_bandwidth(const Prob& problem) {
+    using Scalar = typename Prob::scalar_type;
+    const auto& X = detail::gls::design(problem);
+    const auto n = static_cast<double>(problem.n_samples());
+    const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> ones = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>::Ones(problem.n_samples());
+    const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> mean = (X.transpose() * ones) / static_cast<Scalar>(n);
+    const double spread = static_cast<double>(X.squaredNorm()) / n - static_cast<double>(mean.squaredNorm());
+    return spread > 0.0 ? std::sqrt(spread) : 1.0;
+  }
+
+  template <class Prob, class Scalar = typename Prob::scalar_type, class... Callbacks>
+  StagedResult<Scalar> run(const Prob& problem, Callbacks&... callbacks) const {
+    using Model = StagedModel<Scalar>;
+    problem.validate();
+    const Stopwatch clock;
+    const Eigen::Index n = problem.n_samples();
+    const Eigen::Index d = problem.n_features();
+    const ClassIndex K = problem.n_classes();
+    const bool intercept = options_.fit_intercept;
+    constexpr bool identity = std::is_same_v<Link, LeastSquares>;
+
+    std::vector<Label> labels(static_cast<std::size_t>(K));
+    std::iota(labels.begin(), labels.end(), Label{0});
+    Model model(d, labels, options_.calibration_degree);
+    const auto c = detail::gls::costs(problem);
+    const auto Y = detail::gls::indicator_targets(problem);
+    ClassMatrix<Scalar> Yhat = ClassMatrix<Scalar>::Zero(n, K), Ytilde(n, K), D(n, K), U;
+    // The training loss part at the predictions (square loss) or scores (logistic loss).
+    const auto training_loss = [&](const ClassMatrix<Scalar>& V) {
+      if constexpr (identity) return detail::gls::square_loss(V, Y, c);
+      else return detail::gls::link_residual(link_, problem, V, D);
+    };
+    const double E0 = training_loss(Yhat);
+    const double scale = E0 > 0.0 ? E0 : 1.0;
+    double E = E0;
+
+    const bool random_features = options_.features == StagewiseFeatures::rff;
+    const double sigma = options_.bandwidth > 0.0 ? options_.bandwidth : default_bandwidth(problem);
+    FeatureSampler sampler(problem, options_);
+    // Original-feature blocks are column subsets: a CSC copy of sparse X makes them cheap.
+    using Index = typename Prob::index_type;
+    using Csc = Eigen::SparseMatrix<Scalar, Eigen::ColMajor, std::conditional_t<detail::gls::is_dense_problem_v<Prob>, int, Index>>;
+    Csc X_csc;
+    if constexpr (!detail::gls::is_dense_problem_v<Prob>)
+      if (!random_features) X_csc = detail::gls::design(problem);
+
+    const detail::gls::RunSettings settings{options_.tol, identity ? 1 : options_.inner_epochs, 0.0, false, false};
+    const double L = static_cast<double>(Link::template curvature_bound<Scalar>(K));
+    const auto no_callback = [](const EpochReport&, const ClassMatrix<Scalar>&) { return false; };
+
+    // Fits one block (a Problem or DenseProblem over x̃) from the offset Ŷ; returns [W_t; b_t].
+    const auto fit_block = [&](const auto& block) {
+      const Eigen::Index p = block.n_features() + (intercept ? 1 : 0);
+      ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(p, K);
+      const auto P = detail::gls::factorise(detail::gls::second_moment(block, intercept), L, ridge_.mu,
+                                            block.n_features(), options_.gram_ridge);
+      detail::gls::run(link_, block, P, ridge_.mu, settings, W, Yhat, clock, no_callback);
+      detail::gls::scores(block, W, Yhat, Ytilde);
+      return W;
+    };
+
+    Status status = Status::max_iter;
+    double measure = std::numeric_limits<double>::quiet_NaN();
+    std::int64_t epoch = 0;
+    notify_begin(callbacks...);
+    while (epoch < options_.max_epochs) {
+      ++epoch;
+      typename Model::Stage stage;
+      ClassMatrix<Scalar> W;
+      if (random_features) {
+        // A fresh generator per stage, seeded from (seed, stage) so predict regenerates it.
+        const std::uint64_t stage_seed = options_.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(epoch);
+        stage.features = Model::Features::rff;
+        stage.rff = RandomFourierFeatures<Scalar>(stage_seed, d, options_.block_size, sigma);
+        const auto Z = stage.rff.transform(detail::gls::design(problem));
+        const DenseProblem<Scalar> block{{Z.data(), Z.rows(), Z.cols()}, problem.y, problem.sample_weights};
+        W = fit_block(block);
+        stage.linear = LinearModel<Scalar>(W.topRows(options_.block_size),
+                                           intercept ? ClassVector<Scalar>(W.row(options_.block_size).transpose())
+                                                     : ClassVector<Scalar>(),
+                                           labels);
+      } else {
+        const std::vector<std::int64_t> columns = sampler.next();
+        const auto p = static_cast<Eigen::Index>(columns.size());
+        if constexpr (detail::gls::is_dense_problem_v<Prob>) {
+          const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> Z = problem.X(Eigen::all, columns);
+          const DenseProblem<Scalar> block{{Z.data(), Z.rows(), Z.cols()}, problem.y, problem.sample_weights};
+          W = fit_block(block);
+        } else {
+          std::vector<Index> outer(1, 0), inner;
+          std::vector<Scalar> values;
+          for (const std::int64_t j : columns) {
+            for (typename Csc::InnerIterator it(X_csc, static_cast<Eigen::Index>(j)); it; ++it) {
+              inner.push_back(static_cast<Index>(it.row()));
+              values.push_back(it.value());
+            }
+            outer.push_back(static_cast<Index>(inner.size()));
+          }
+          const Problem<Scalar, Index, Eigen::ColMajor> block{
+              CscView<Scalar, Index>(static_cast<Index>(n), static_cast<Index>(p), outer.data(), inner.data(),
+                                     values.data(), false),
+              problem.y, problem.sample_weights};
+          W = fit_block(block);
+        }
+        stage.features = Model::Features::original;
+        stage.linear = LinearModel<Scalar>(d, columns, W.topRows(p),
+                                           intercept ? ClassVector<Scalar>(W.row(p).transpose()) : ClassVector<Scalar>(),
+                                           labels);
+      }
+      if (options_.calibrate) {
+        stage.calibration = detail::gls::calibrate(Ytilde, Y, c, options_.calibration_degree, U, Yhat);
+      } else {
+        std::swap(Yhat, Ytilde);
+      }
+      model.add_stage(std::move(stage));
+      const double E_next = training_loss(Yhat);
+      if (!std::isfinite(E_next)) {
+        status = Status::numerical_issue;
+        break;
+      }
+      measure = (E - E_next) / scale;
+      E = E_next;
+      const EpochReport report{epoch, E, measure, -1, clock.seconds()};
+      if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
+      if (notify_end_epoch(report, [&]() -> const Model& { return model; }, callbacks...)) {
+        status = Status::stopped_by_callback;
+        break;
+      }
+      if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
+        status = Status::time_limit;
+        break;
+      }
+    }
+
+    auto& provenance = model.provenance();
+    provenance.loss = std::string(Link::name);
+    provenance.penalty = std::string(NoPenalty::name);
+    provenance.solver = std::string(name);
+    provenance.lambda = 0.0;
+    provenance.mu = ridge_.mu;
+    provenance.status = std::string(to_string(status));
+    StagedResult<Scalar> result{std::move(model), {}};
+    auto& info = result.info;
+    info.status = status;
+    info.epochs = epoch;
+    info.objective = E;
+    info.measure_name = "relative_decrease";
+    info.measure = measure;
+    info.seconds = clock.seconds();
+    notify_end(info, callbacks...);
+    return result;
+  }
+
+  Link link_;
+  NoPenalty ridge_;
+  Options options_;
+};
+
+}  // namespace sparsemc
