@@ -4,12 +4,9 @@
 
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -106,7 +103,7 @@ void print_path_line(std::ostream& out, const Result<Scalar>& r, double lambda, 
 
 /// Trains (one λ or a path) in the given precision; returns the exit status.
 template <class Scalar>
-int train(TrainArgs& args, const SolverSpec& spec) {
+int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>& path) {
   Dataset<Scalar> data = read_dataset<Scalar>(args.train_file, {.zero_based = args.zero_based});
   const std::int64_t data_features = data.n_features();
   if (data.multilabel() && !loss_supports_multilabel(args.fit.loss))
@@ -131,7 +128,6 @@ int train(TrainArgs& args, const SolverSpec& spec) {
     return score;
   };
 
-  const auto path = parse_path(args.path);
   nlohmann::json out;
   std::optional<Result<Scalar>> result;
   if (!path) {
@@ -266,9 +262,16 @@ int main(int argc, char** argv) {
 
   return run_tool("sparsemc-train", app, argc, argv, [&] {
     const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
+    const std::optional<PathSpec> path = parse_path(args.path);
+    if (path && args.fit.penalty == sparsemc::NoPenalty::name)
+      throw UsageError("--path: --penalty none has no lambda to vary; choose --penalty " +
+                       join(names_of(AllPenalties{})));
+    if (path && !loss_is_smooth(args.fit.loss))
+      throw UsageError("--path: lambda_max is computed for smooth losses only (" + join(smooth_losses()) +
+                       "); --loss " + args.fit.loss + " is not smooth");
 #ifdef SPARSEMC_USE_OPENMP
     omp_set_num_threads(args.fit.threads);
 #endif
-    return args.use_float ? train<float>(args, spec) : train<double>(args, spec);
+    return args.use_float ? train<float>(args, spec, path) : train<double>(args, spec, path);
   });
 }

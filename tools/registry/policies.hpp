@@ -72,6 +72,23 @@ inline bool loss_supports_multilabel(std::string_view loss) {
   return supported;
 }
 
+/// Whether the loss called `loss` is smooth (a SmoothLoss: gradient and curvature).
+inline bool loss_is_smooth(std::string_view loss) {
+  bool smooth = false;
+  [&]<class... Losses>(TypeList<Losses...>) {
+    ((smooth = smooth || (Losses::name == loss && SmoothLoss<Losses, double>)), ...);
+  }(AllLosses{});
+  return smooth;
+}
+
+/// The names of the smooth losses.
+inline std::vector<std::string> smooth_losses() {
+  std::vector<std::string> out;
+  for (const auto& name : names_of(AllLosses{}))
+    if (loss_is_smooth(name)) out.push_back(name);
+  return out;
+}
+
 /// The names of the losses defined for multilabel data.
 inline std::vector<std::string> multilabel_losses() {
   std::vector<std::string> out;

@@ -287,14 +287,11 @@ struct First<TypeList<T, Rest...>> {
 
 }  // namespace detail
 
-/// λ_max of (1) for the settings' loss and penalty on the data (the smallest λ at which W = 0
-/// is optimal; with --intercept, at the best intercept-only model): where a path starts.
+/// λ_max of (1) for the settings' smooth loss and penalty on the data (the smallest λ at which
+/// W = 0 is optimal; with --intercept, at the best intercept-only model): where a path starts.
 template <class Scalar>
 double compute_lambda_max(const Dataset<Scalar>& data, const FitSettings& s) {
-  if (s.penalty == NoPenalty::name)
-    throw UsageError("--path: --penalty none has no lambda to vary; choose --penalty " +
-                     join(names_of(AllPenalties{})));
-  double out = -1.0;
+  double out = 0.0;
   dispatch(AllLosses{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
     if constexpr (SmoothLoss<Loss, Scalar>) {
       Penalty penalty{};
@@ -303,7 +300,6 @@ double compute_lambda_max(const Dataset<Scalar>& data, const FitSettings& s) {
       out = lambda_max(Loss{}, penalty, data.template problem<Eigen::RowMajor>(), s.fit_intercept);
     }
   });
-  if (out < 0) throw UsageError("--path: lambda_max is defined here for smooth losses only; --loss " + s.loss + " is not");
   return out;
 }
 
