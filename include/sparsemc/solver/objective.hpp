@@ -172,7 +172,7 @@ template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
 double loss_value(const Loss& loss, const Problem<Scalar, Index, Order>& problem,
                   ClassMatrixRef<Scalar> S) {
   const Index n = problem.n_samples();
-  double sum = 0.0;
+  double sum = 0.0;  // Σ_i c_i ℓ_i in double whatever the Scalar
   for (Index i = 0; i < n; ++i) {
     const Scalar c = problem.weight(i);
     if (c == Scalar(0)) continue;
@@ -199,6 +199,7 @@ double loss_score_gradient(const Loss& loss, const Problem<Scalar, Index, Order>
       D.row(i).setZero();
       continue;
     }
+    // The loss writes ∇ℓ(s_i) into row i of D and returns ℓ(s_i); then D_i ← (c_i/n) ∇ℓ.
     const Scalar value = loss.gradient(detail::const_row_span(S, i), problem.y[static_cast<std::size_t>(i)],
                                        detail::row_span(D, i));
     sum += static_cast<double>(c) * static_cast<double>(value);
@@ -279,6 +280,7 @@ OptimalityViolation optimality_violation(const Loss& loss, const Penalty& penalt
                                          const Problem<Scalar, Index, Order>& problem,
                                          ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b,
                                          bool fit_intercept) {
+  // ∇_W L at (W, b), then each row's distance to optimality as the penalty defines it.
   ClassMatrix<Scalar> S, D, G;
   compute_scores(problem, W, b, S);
   loss_score_gradient(loss, problem, S, D);
@@ -344,6 +346,8 @@ ClassVector<Scalar> optimal_intercept(const Loss& loss, const Problem<Scalar, In
     return value;
   };
 
+  // The curvature floor keeps the preconditioner positive where h vanishes (inactive hinge
+  // terms, saturated softmax); 0 only when every sample has weight 0 (then b = 0 is optimal).
   const Scalar floor = Scalar(1e-6) * Loss::template curvature_bound<Scalar>(K) * static_cast<Scalar>(total_weight);
   const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
   double value = evaluate(b, g, h);
@@ -385,6 +389,7 @@ template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int 
 double lambda_max(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
                   bool fit_intercept) {
   const ClassIndex K = problem.n_classes();
+  // Scores of the model W = 0: every row is b₀.
   ClassMatrix<Scalar> S(problem.n_samples(), K), D, G;
   if (fit_intercept) S.rowwise() = optimal_intercept(loss, problem).transpose();
   else S.setZero();

@@ -266,6 +266,7 @@ class ProxGradient {
     const double reference = gradient_mapping(st, L0);
     const double scale = reference > 0.0 ? reference : 1.0;
 
+    // Warm start: W₀ (and b₀) from the initial model, which also lends its labels and bias.
     std::vector<Label> labels(static_cast<std::size_t>(K));
     std::iota(labels.begin(), labels.end(), Label{0});
     double bias = -1.0;
@@ -284,6 +285,8 @@ class ProxGradient {
       f_W = gradient(problem, st.S, st);
     }
 
+    // F(W_k) of (1), the last measure and whether it was evaluated exactly at W_k (2) or is
+    // the free proxy ‖G_L(Y_k)‖; nnz_rows of W_k for the reports.
     Status status = Status::max_iter;
     double F = f_W + penalty_value(penalty_, st.W);
     double measure = std::numeric_limits<double>::quiet_NaN();
@@ -295,6 +298,7 @@ class ProxGradient {
       return LinearModel<Scalar>(st.W, intercept ? st.b : ClassVector<Scalar>(), labels);
     };
 
+    notify_begin(callbacks...);
     if (!std::isfinite(F) || !std::isfinite(reference)) {
       status = Status::numerical_issue;
     } else if (reference == 0.0 && initial == nullptr) {
@@ -302,7 +306,7 @@ class ProxGradient {
       measure = 0.0;
       measure_exact = true;
     } else {
-      notify_begin(callbacks...);
+      // Y₁ = W₀, t₁ = 1 (Beck–Teboulle's Step 0); the gradient at W₀ is already in st.
       st.Y = st.W;
       st.S_Y = st.S;
       st.b_Y = st.b;
@@ -346,6 +350,7 @@ class ProxGradient {
           break;
         }
 
+        // O'Donoghue–Candès restart tests, on the step just taken (before the buffers move).
         bool restart = false;
         if (options_.restart == RestartScheme::function) {
           restart = F_next > F;
@@ -395,6 +400,7 @@ class ProxGradient {
           if (clear_margin) L = std::max(L * options_.step_decrease, L_min);
         }
 
+        // One report per iteration; a callback returning true stops the solve.
         const EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
         if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
         const bool stop = notify_end_epoch(report, make_model, callbacks...);
@@ -418,6 +424,8 @@ class ProxGradient {
       }
     }
 
+    // The model (rows of W that are exactly zero are not stored), its provenance and the
+    // information block; F and the measure refer to exactly this model.
     Result<Scalar> result{make_model(), {}};
     auto& provenance = result.model.provenance();
     provenance.loss = std::string(Loss::name);

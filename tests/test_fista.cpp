@@ -1,0 +1,601 @@
+// Objective (1) pieces (solver/objective.hpp) against brute-force dense computation and finite
+// differences; λ_max; ProxGradient (FISTA) optimality, warm start, intercept, reproducibility,
+// float/double, CSC/CSR, allocation-free iterations, options; real data (dna).
+
+// Iterations must not allocate: while the probe below forbids heap allocation, Eigen's
+// allocations trip its (redefined) assertion and are counted; any other failed Eigen
+// assertion aborts as usual. Must precede every Eigen include.
+#define EIGEN_RUNTIME_NO_MALLOC
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+namespace alloc_probe {
+inline std::atomic<bool> window_open{false};
+inline std::atomic<long> eigen_forbidden_mallocs{0};
+inline std::atomic<long> operator_new_calls{0};
+}  // namespace alloc_probe
+#define eigen_assert(x)                                                                  \
+  do {                                                                                   \
+    if (!(x)) {                                                                          \
+      if (!alloc_probe::window_open.load()) {                                            \
+        std::fprintf(stderr, "Eigen assertion failed: %s (%s:%d)\n", #x, __FILE__, __LINE__); \
+        std::abort();                                                                    \
+      }                                                                                  \
+      alloc_probe::eigen_forbidden_mallocs.fetch_add(1);                                 \
+    }                                                                                    \
+  } while (false)
+
+#include <catch2/catch.hpp>
+
+#include <Eigen/Eigenvalues>
+
+#include <sparsemc/core/rng.hpp>
+#include <sparsemc/data/dataset.hpp>
+#include <sparsemc/io/libsvm_reader.hpp>
+#include <sparsemc/loss/losses.hpp>
+#include <sparsemc/penalty/penalties.hpp>
+#include <sparsemc/solver/fista/prox_gradient.hpp>
+#include <sparsemc/solver/objective.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <new>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+// Count every operator new (standard containers); Eigen is watched through the macro above.
+// noinline: GCC would otherwise pair the inlined malloc/free with new/delete and warn.
+[[gnu::noinline]] void* operator new(std::size_t size) {
+  alloc_probe::operator_new_calls.fetch_add(1);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void* operator new[](std::size_t size) { return ::operator new(size); }
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p) noexcept { ::operator delete(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
+[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { ::operator delete(p); }
+[[gnu::noinline]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  alloc_probe::operator_new_calls.fetch_add(1);
+  return std::malloc(size == 0 ? 1 : size);
+}
+[[gnu::noinline]] void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+  return ::operator new(size, tag);
+}
+[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
+[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
+
+using namespace sparsemc;
+
+// ------------------------------------------------------------------------------------------------
+// Random problems and brute-force references.
+// ------------------------------------------------------------------------------------------------
+namespace {
+
+template <class Scalar>
+using Dense = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+
+/// An owning random problem: X (n × d, about `density` filled, entries in [−1, 1)), labels
+/// (every class present), weights c_i in [0.5, 2) when `weighted`.
+template <class Scalar, class Index, int Order>
+struct RandomProblem {
+  Eigen::SparseMatrix<Scalar, Order, Index> A;
+  LabelSets labels;
+  std::vector<Scalar> weights;
+
+  RandomProblem(Index n, Index d, ClassIndex K, double density, std::uint64_t seed, bool weighted) {
+    Rng rng(seed);
+    std::vector<Eigen::Triplet<Scalar, Index>> triplets;
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < d; ++j)
+        if (uniform_real(rng) < density) triplets.emplace_back(i, j, static_cast<Scalar>(2 * uniform_real(rng) - 1));
+    A.resize(n, d);
+    A.setFromTriplets(triplets.begin(), triplets.end());
+    A.makeCompressed();
+    std::vector<ClassIndex> y(static_cast<std::size_t>(n));
+    for (Index i = 0; i < n; ++i)
+      y[static_cast<std::size_t>(i)] = static_cast<ClassIndex>(i < K ? i : static_cast<Index>(uniform_index(rng, static_cast<std::uint64_t>(K))));
+    labels = LabelSets::multiclass(y, K);
+    if (weighted)
+      for (Index i = 0; i < n; ++i) weights.push_back(static_cast<Scalar>(0.5 + 1.5 * uniform_real(rng)));
+  }
+  [[nodiscard]] Problem<Scalar, Index, Order> problem() const {
+    return {SparseView<Scalar, Index, Order>(A), labels.view(), weights};
+  }
+  [[nodiscard]] Dense<double> dense() const { return Dense<double>(A.template cast<double>()); }
+};
+
+/// ℓ(s, y) by the textbook formula, in double, for each loss (independent of loss/).
+template <class Loss>
+double brute_loss(const Eigen::VectorXd& s, ClassIndex y) {
+  const auto K = s.size();
+  double out = 0;
+  if constexpr (std::is_same_v<Loss, SquaredHinge>) {
+    for (Eigen::Index r = 0; r < K; ++r)
+      if (r != y) out += std::pow(std::max(0.0, 1 - s[y] + s[r]), 2);
+  } else if constexpr (std::is_same_v<Loss, OvrSquaredHinge>) {
+    for (Eigen::Index r = 0; r < K; ++r) out += std::pow(std::max(0.0, 1 - (r == y ? 1.0 : -1.0) * s[r]), 2);
+  } else if constexpr (std::is_same_v<Loss, Logistic>) {
+    out = std::log(s.array().exp().sum()) - s[y];
+  } else if constexpr (std::is_same_v<Loss, LeastSquares>) {
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(K);
+    e[y] = 1;
+    out = 0.5 * (s - e).squaredNorm();
+  } else if constexpr (std::is_same_v<Loss, CrammerSinger>) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (Eigen::Index r = 0; r < K; ++r)
+      if (r != y) m = std::max(m, s[r]);
+    out = std::max(0.0, 1 + m - s[y]);
+  }
+  return out;
+}
+
+/// λR(W) + μ/2‖W‖² by the textbook formula, in double.
+template <class Penalty>
+double brute_penalty(const Penalty& p, const Dense<double>& W) {
+  double r = 0;
+  if constexpr (Penalty::name == "l1") r = W.cwiseAbs().sum();
+  else if constexpr (Penalty::name == "l1l2") r = W.rowwise().norm().sum();
+  else if constexpr (Penalty::name == "l1linf") r = W.cwiseAbs().rowwise().maxCoeff().sum();
+  return p.lambda * r + 0.5 * p.mu * W.squaredNorm();
+}
+
+template <class Scalar>
+double rel(double a, double b) {
+  return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-300});
+}
+
+template <class Scalar>
+constexpr double eps_of() {
+  return std::is_same_v<Scalar, float> ? 1e-5 : 1e-12;
+}
+
+bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+
+}  // namespace
+
+using Layouts = std::tuple<std::tuple<float, std::int32_t, std::integral_constant<int, Eigen::ColMajor>>,
+                           std::tuple<float, std::int64_t, std::integral_constant<int, Eigen::RowMajor>>,
+                           std::tuple<double, std::int32_t, std::integral_constant<int, Eigen::RowMajor>>,
+                           std::tuple<double, std::int64_t, std::integral_constant<int, Eigen::ColMajor>>>;
+
+// ------------------------------------------------------------------------------------------------
+// Objective pieces.
+// ------------------------------------------------------------------------------------------------
+
+/// F, scores and parts against dense Eigen for one loss and every penalty.
+template <class Loss, class Scalar, class Index, int Order>
+void check_objective_against_dense() {
+  const ClassIndex K = 4;
+  RandomProblem<Scalar, Index, Order> rp(37, 15, K, 0.3, 11, true);
+  const auto problem = rp.problem();
+  const Dense<double> X = rp.dense();
+  Rng rng(5);
+  ClassMatrix<Scalar> W(15, K);
+  for (Eigen::Index j = 0; j < W.rows(); ++j)
+    for (Eigen::Index k = 0; k < K; ++k) W(j, k) = (j % 3 == 1) ? Scalar(0) : static_cast<Scalar>(uniform_real(rng) - 0.5);
+  ClassVector<Scalar> b(K);
+  for (Eigen::Index k = 0; k < K; ++k) b[k] = static_cast<Scalar>(uniform_real(rng) - 0.5);
+
+  // Scores, dense and through the LinearModel.
+  const Dense<double> Wd = W.template cast<double>();
+  const Dense<double> Sd = (X * Wd).rowwise() + b.template cast<double>().transpose();
+  ClassMatrix<Scalar> S, S_model;
+  compute_scores(problem, W, b, S);
+  const LinearModel<Scalar> model(W, b, std::vector<Label>{1, 2, 3, 4});
+  compute_scores(problem, model, S_model);
+  REQUIRE(model.nnz_rows() == 10);
+  CHECK((S.template cast<double>() - Sd).cwiseAbs().maxCoeff() <= 100 * eps_of<Scalar>());
+  CHECK((S_model.template cast<double>() - Sd).cwiseAbs().maxCoeff() <= 100 * eps_of<Scalar>());
+
+  // The loss part.
+  double L_dense = 0;
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    L_dense += double(problem.weight(static_cast<Index>(i))) * brute_loss<Loss>(Sd.row(i).transpose(), problem.y.single(static_cast<std::size_t>(i)));
+  L_dense /= double(X.rows());
+  CHECK(rel<Scalar>(loss_value(Loss{}, problem, S), L_dense) <= 10 * eps_of<Scalar>());
+
+  // Penalties and F, for the dense W overload and the LinearModel overload.
+  auto one = [&](const auto& penalty) {
+    const double expected_penalty = brute_penalty(penalty, Wd);
+    const auto value = objective(Loss{}, penalty, problem, W, b, S);
+    const auto value_model = objective(Loss{}, penalty, problem, model);
+    INFO(Loss::name << " × " << penalty.name);
+    CHECK(rel<Scalar>(value.penalty, expected_penalty) <= 10 * eps_of<Scalar>());
+    CHECK(rel<Scalar>(value.total(), L_dense + expected_penalty) <= 10 * eps_of<Scalar>());
+    CHECK(rel<Scalar>(value_model.total(), L_dense + expected_penalty) <= 10 * eps_of<Scalar>());
+  };
+  one(NoPenalty{.lambda = 0, .mu = 0.3});
+  one(L1{.lambda = 0.05, .mu = 0.1});
+  one(L1L2{.lambda = 0.07, .mu = 0.0});
+  one(L1Linf{.lambda = 0.04, .mu = 0.2});
+}
+
+TEMPLATE_LIST_TEST_CASE("objective (1): scores, loss and penalty parts match a dense computation", "[objective]", Layouts) {
+  using Scalar = std::tuple_element_t<0, TestType>;
+  using Index = std::tuple_element_t<1, TestType>;
+  constexpr int Order = std::tuple_element_t<2, TestType>::value;
+  check_objective_against_dense<SquaredHinge, Scalar, Index, Order>();
+  check_objective_against_dense<OvrSquaredHinge, Scalar, Index, Order>();
+  check_objective_against_dense<Logistic, Scalar, Index, Order>();
+  check_objective_against_dense<LeastSquares, Scalar, Index, Order>();
+  check_objective_against_dense<CrammerSinger, Scalar, Index, Order>();
+}
+
+/// ∇_W L and ∇_b L against central finite differences of the loss part (double).
+template <class Loss, int Order>
+void check_gradient_fd() {
+  const ClassIndex K = 3;
+  RandomProblem<double, std::int32_t, Order> rp(29, 9, K, 0.4, 21, true);
+  const auto problem = rp.problem();
+  Rng rng(8);
+  ClassMatrix<double> W(9, K);
+  for (auto& v : W.reshaped()) v = uniform_real(rng) - 0.5;
+  ClassVector<double> b(K);
+  for (auto& v : b) v = uniform_real(rng) - 0.5;
+  ClassMatrix<double> S, D, G;
+  ClassVector<double> gb;
+  compute_scores(problem, W, b, S);
+  const double L = loss_score_gradient(Loss{}, problem, S, D);
+  CHECK(rel<double>(L, loss_value(Loss{}, problem, S)) <= 1e-14);
+  weight_gradient(problem, D, G);
+  intercept_gradient(D, gb);
+  const double h = 1e-6;
+  auto loss_at = [&](const ClassMatrix<double>& W_, const ClassVector<double>& b_) {
+    ClassMatrix<double> S_;
+    compute_scores(problem, W_, b_, S_);
+    return loss_value(Loss{}, problem, S_);
+  };
+  double worst = 0;
+  for (Eigen::Index j = 0; j < W.rows(); ++j)
+    for (Eigen::Index k = 0; k < K; ++k) {
+      ClassMatrix<double> Wp = W, Wm = W;
+      Wp(j, k) += h;
+      Wm(j, k) -= h;
+      const double fd = (loss_at(Wp, b) - loss_at(Wm, b)) / (2 * h);
+      worst = std::max(worst, std::abs(fd - G(j, k)));
+    }
+  for (Eigen::Index k = 0; k < K; ++k) {
+    ClassVector<double> bp = b, bm = b;
+    bp[k] += h;
+    bm[k] -= h;
+    const double fd = (loss_at(W, bp) - loss_at(W, bm)) / (2 * h);
+    worst = std::max(worst, std::abs(fd - gb[k]));
+  }
+  INFO(Loss::name);
+  CHECK(worst <= 1e-7 * std::max(1.0, G.cwiseAbs().maxCoeff()));
+}
+
+TEST_CASE("the gradient of the loss part matches finite differences", "[objective]") {
+  check_gradient_fd<SquaredHinge, Eigen::ColMajor>();
+  check_gradient_fd<OvrSquaredHinge, Eigen::RowMajor>();
+  check_gradient_fd<Logistic, Eigen::ColMajor>();
+  check_gradient_fd<Logistic, Eigen::RowMajor>();
+  check_gradient_fd<LeastSquares, Eigen::RowMajor>();
+}
+
+TEST_CASE("zero-weight samples are skipped and the Lipschitz estimate bounds the curvature", "[objective]") {
+  RandomProblem<double, std::int32_t, Eigen::RowMajor> rp(50, 12, 3, 0.3, 4, true);
+  rp.weights[3] = 0;
+  const auto problem = rp.problem();
+  // ‖X̃ᵀCX̃/n‖₂ against Eigen's dense eigen-solver.
+  Dense<double> X = rp.dense();
+  Dense<double> Xt(X.rows(), X.cols() + 1);
+  Xt << X, Eigen::VectorXd::Ones(X.rows());
+  Eigen::VectorXd c(X.rows());
+  for (Eigen::Index i = 0; i < c.size(); ++i) c[i] = rp.weights[static_cast<std::size_t>(i)];
+  for (bool with_intercept : {false, true}) {
+    const Dense<double> A = with_intercept ? Xt : X;
+    const Dense<double> gram = A.transpose() * c.asDiagonal() * A / double(X.rows());
+    const double exact = Eigen::SelfAdjointEigenSolver<Dense<double>>(gram).eigenvalues().maxCoeff();
+    const double estimate = weighted_gram_norm(problem, with_intercept, 0, 1000);
+    CHECK(estimate <= exact * (1 + 1e-12));
+    CHECK(estimate >= exact * (1 - 1e-3));
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// λ_max and the intercept-only model.
+// ------------------------------------------------------------------------------------------------
+
+template <class Loss, class Penalty>
+void check_lambda_max(bool fit_intercept) {
+  RandomProblem<double, std::int32_t, Eigen::ColMajor> rp(80, 20, 4, 0.3, 31, true);
+  const auto problem = rp.problem();
+  const Loss loss;
+  const double lmax = lambda_max(loss, Penalty{.lambda = 1, .mu = 0}, problem, fit_intercept);
+  REQUIRE(lmax > 0);
+  const ClassMatrix<double> zero = ClassMatrix<double>::Zero(20, 4);
+  const ClassVector<double> b = fit_intercept ? optimal_intercept(loss, problem) : ClassVector<double>();
+  const auto at = [&](double lambda) {
+    return optimality_violation(loss, Penalty{.lambda = lambda, .mu = 0.01}, problem, zero, b, fit_intercept);
+  };
+  INFO(Loss::name << " × " << Penalty::name << " intercept " << fit_intercept);
+  const auto optimal = at(lmax);
+  CHECK(optimal.total() <= 1e-10 * lmax);
+  const auto not_optimal = at(0.9 * lmax);
+  CHECK(not_optimal.max_row >= 0.04 * lmax);  // ≥ 0.1 λ_max / √K for every penalty (K = 4)
+  // And the solver agrees: at λ_max it stays at W = 0.
+  const ProxGradient solver(loss, Penalty{.lambda = lmax * (1 + 1e-6), .mu = 0.01},
+                            ProxGradientOptions{.tol = 1e-10, .fit_intercept = fit_intercept});
+  const auto result = solver.fit(problem);
+  CHECK(result.model.nnz_rows() == 0);
+  CHECK(result.info.status == Status::converged);
+}
+
+TEST_CASE("lambda_max: W = 0 is optimal at lambda_max and not at 0.9 lambda_max", "[objective][lambda_max]") {
+  for (bool intercept : {false, true}) {
+    check_lambda_max<Logistic, L1>(intercept);
+    check_lambda_max<Logistic, L1L2>(intercept);
+    check_lambda_max<SquaredHinge, L1L2>(intercept);
+    check_lambda_max<OvrSquaredHinge, L1>(intercept);
+    check_lambda_max<LeastSquares, L1L2>(intercept);
+    check_lambda_max<Logistic, L1Linf>(intercept);
+    check_lambda_max<SquaredHinge, L1Linf>(intercept);
+  }
+}
+
+TEST_CASE("optimal_intercept zeroes the intercept gradient of the intercept-only model", "[objective]") {
+  RandomProblem<double, std::int32_t, Eigen::RowMajor> rp(300, 5, 5, 0.3, 41, true);
+  const auto problem = rp.problem();
+  auto check = [&](const auto& loss) {
+    const ClassVector<double> b = optimal_intercept(loss, problem);
+    ClassMatrix<double> S(problem.n_samples(), 5), D;
+    S.rowwise() = b.transpose();
+    loss_score_gradient(loss, problem, S, D);
+    ClassVector<double> g;
+    intercept_gradient(D, g);
+    S.setZero();
+    loss_score_gradient(loss, problem, S, D);
+    ClassVector<double> g0;
+    intercept_gradient(D, g0);
+    INFO(loss.name);
+    CHECK(g.norm() <= 1e-10 * g0.norm());
+  };
+  check(Logistic{});
+  check(SquaredHinge{});
+  check(OvrSquaredHinge{});
+  check(LeastSquares{});
+  // Logistic: softmax(b*) is the weighted class frequency.
+  const ClassVector<double> b = optimal_intercept(Logistic{}, problem);
+  Eigen::VectorXd freq = Eigen::VectorXd::Zero(5);
+  for (std::size_t i = 0; i < problem.y.size(); ++i) freq[problem.y.single(i)] += rp.weights[i];
+  freq /= freq.sum();
+  const Eigen::VectorXd p = b.array().exp() / b.array().exp().sum();
+  CHECK((p - freq).cwiseAbs().maxCoeff() <= 1e-12);
+}
+
+// ------------------------------------------------------------------------------------------------
+// ProxGradient.
+// ------------------------------------------------------------------------------------------------
+
+/// Fits and checks: KKT violation relative to W = 0's, objective against the report, the
+/// intercept gradient, a warm start from the optimum, and that F never rose above F(0).
+template <class Loss, class Penalty, class Scalar, class Index, int Order>
+void check_fista(const Penalty& penalty, bool fit_intercept, double tol, double kkt_tol) {
+  const ClassIndex K = 5;
+  RandomProblem<Scalar, Index, Order> rp(150, 40, K, 0.2, 51, true);
+  const auto problem = rp.problem();
+  const Loss loss;
+  const ProxGradient solver(loss, penalty, ProxGradientOptions{.tol = tol, .max_epochs = 20000, .fit_intercept = fit_intercept});
+  History history;
+  const auto result = solver.fit(problem, history);
+  INFO(Loss::name << " × " << Penalty::name << " intercept " << fit_intercept << " epochs " << result.info.epochs
+                  << " measure " << result.info.measure);
+  REQUIRE(result.info.status == Status::converged);
+  CHECK(result.info.measure <= tol);
+  CHECK(result.info.measure_name == "gradient_mapping");
+  CHECK(result.model.provenance().solver == "fista");
+  CHECK(result.model.has_intercept() == fit_intercept);
+
+  const ClassMatrix<Scalar> W = result.model.dense();
+  const ClassVector<Scalar> b = fit_intercept ? result.model.intercept() : ClassVector<Scalar>();
+  const auto kkt = optimality_violation(loss, penalty, problem, W, b, fit_intercept);
+  const ClassMatrix<Scalar> zero = ClassMatrix<Scalar>::Zero(W.rows(), K);
+  const ClassVector<Scalar> zero_b = ClassVector<Scalar>::Zero(fit_intercept ? K : 0);
+  const auto kkt0 = optimality_violation(loss, penalty, problem, zero, zero_b, fit_intercept);
+  CHECK(kkt.total() <= kkt_tol * kkt0.total());
+  if (fit_intercept) CHECK(kkt.intercept <= kkt_tol * kkt0.total());
+
+  // The reported objective is (1) at the returned model.
+  const double F = objective(loss, penalty, problem, result.model).total();
+  CHECK(rel<Scalar>(F, result.info.objective) <= 10 * eps_of<Scalar>());
+  CHECK(result.info.nnz_rows == result.model.nnz_rows());
+
+  // Monotone-ish: never above F(0), and uphill steps (each followed by a restart) are rare.
+  ClassMatrix<Scalar> scores;
+  const double F0 = objective(loss, penalty, problem, zero, zero_b, scores).total();
+  std::int64_t uphill = 0;
+  for (std::size_t k = 0; k < history.epochs.size(); ++k) {
+    CHECK(history.epochs[k].objective <= F0 * (1 + 1e-6));
+    const double noise = 100 * std::numeric_limits<Scalar>::epsilon() * std::abs(history.epochs[k].objective);
+    if (k > 0 && history.epochs[k].objective > history.epochs[k - 1].objective + noise) ++uphill;
+  }
+  CHECK(uphill <= static_cast<std::int64_t>(history.epochs.size()) / 5 + 1);
+
+  // Warm start from the optimum stops after one iteration.
+  const auto warm = solver.fit(problem, result.model);
+  CHECK(warm.info.status == Status::converged);
+  CHECK(warm.info.epochs == 1);
+  CHECK(rel<Scalar>(warm.info.objective, result.info.objective) <= 10 * eps_of<Scalar>());
+}
+
+TEMPLATE_LIST_TEST_CASE("ProxGradient reaches a KKT point for every smooth loss and penalty", "[fista]", Layouts) {
+  using Scalar = std::tuple_element_t<0, TestType>;
+  using Index = std::tuple_element_t<1, TestType>;
+  constexpr int Order = std::tuple_element_t<2, TestType>::value;
+  const bool is_float = std::is_same_v<Scalar, float>;
+  const double tol = is_float ? 1e-4 : 1e-9;
+  const double kkt = is_float ? 2e-3 : 1e-7;
+  for (bool intercept : {false, true}) {
+    check_fista<Logistic, L1L2, Scalar, Index, Order>({.lambda = 2e-2, .mu = 1e-3}, intercept, tol, kkt);
+    check_fista<Logistic, L1, Scalar, Index, Order>({.lambda = 5e-3, .mu = 0}, intercept, tol, kkt);
+    check_fista<Logistic, NoPenalty, Scalar, Index, Order>({.lambda = 0, .mu = 1e-2}, intercept, tol, kkt);
+    check_fista<SquaredHinge, L1L2, Scalar, Index, Order>({.lambda = 5e-2, .mu = 0}, intercept, tol, kkt);
+    check_fista<OvrSquaredHinge, L1, Scalar, Index, Order>({.lambda = 2e-2, .mu = 1e-3}, intercept, tol, kkt);
+    check_fista<LeastSquares, L1L2, Scalar, Index, Order>({.lambda = 1e-2, .mu = 0}, intercept, tol, kkt);
+    check_fista<Logistic, L1Linf, Scalar, Index, Order>({.lambda = 1e-2, .mu = 1e-3}, intercept, tol, kkt);
+    check_fista<SquaredHinge, L1Linf, Scalar, Index, Order>({.lambda = 3e-2, .mu = 0}, intercept, tol, kkt);
+    check_fista<OvrSquaredHinge, NoPenalty, Scalar, Index, Order>({.lambda = 0, .mu = 1e-2}, intercept, tol, kkt);
+  }
+}
+
+TEST_CASE("ProxGradient: CSC and CSR, float and double, reruns and restart schemes agree", "[fista]") {
+  RandomProblem<double, std::int32_t, Eigen::RowMajor> csr(200, 60, 4, 0.15, 61, false);
+  const auto A_csc = to_csc(CsrView<double>(csr.A));
+  const CscProblem<double> csc{CscView<double>(A_csc), csr.labels.view(), {}};
+  const L1L2 penalty{.lambda = 1e-2, .mu = 1e-4};
+  const ProxGradient solver(Logistic{}, penalty, ProxGradientOptions{.tol = 1e-10, .fit_intercept = true});
+  const auto a = solver.fit(csr.problem());
+  const auto b = solver.fit(csc);
+  REQUIRE(a.info.status == Status::converged);
+  REQUIRE(b.info.status == Status::converged);
+  CHECK(rel<double>(a.info.objective, b.info.objective) <= 1e-12);
+  CHECK((a.model.dense() - b.model.dense()).cwiseAbs().maxCoeff() <= 1e-6);
+
+  // Bit-for-bit reproducible.
+  const auto again = solver.fit(csr.problem());
+  CHECK(again.model.dense() == a.model.dense());
+  CHECK(again.model.intercept() == a.model.intercept());
+  CHECK(again.info.epochs == a.info.epochs);
+
+  // Every restart scheme and step rule reaches the same optimum.
+  for (auto scheme : {RestartScheme::none, RestartScheme::function, RestartScheme::gradient})
+    for (double decrease : {1.0, 0.9, 0.5}) {
+      const ProxGradient other(Logistic{}, penalty,
+                               ProxGradientOptions{.tol = 1e-10, .fit_intercept = true, .restart = scheme, .step_decrease = decrease});
+      const auto c = other.fit(csr.problem());
+      INFO("scheme " << int(scheme) << " decrease " << decrease);
+      CHECK(c.info.status == Status::converged);
+      CHECK(rel<double>(c.info.objective, a.info.objective) <= 1e-12);
+    }
+
+  // Float: the same optimum to float accuracy.
+  const Eigen::SparseMatrix<float, Eigen::RowMajor, std::int32_t> Af = csr.A.cast<float>();
+  const CsrProblem<float> fproblem{CsrView<float>(Af), csr.labels.view(), {}};
+  const ProxGradient fsolver(Logistic{}, penalty, ProxGradientOptions{.tol = 1e-4, .fit_intercept = true});
+  const auto f = fsolver.fit(fproblem);
+  CHECK(f.info.status == Status::converged);
+  CHECK(rel<double>(f.info.objective, a.info.objective) <= 1e-5);
+}
+
+TEST_CASE("ProxGradient iterations allocate nothing", "[fista]") {
+  RandomProblem<double, std::int64_t, Eigen::ColMajor> rp(120, 30, 4, 0.2, 71, true);
+  const auto problem = rp.problem();
+  struct Probe {
+    long new_calls = -1, eigen_mallocs = -1;
+    long new_at_start = 0, eigen_at_start = 0;
+    bool end_epoch(const EpochReport& r) {
+      if (r.epoch == 2) {
+        new_at_start = alloc_probe::operator_new_calls.load();
+        eigen_at_start = alloc_probe::eigen_forbidden_mallocs.load();
+        alloc_probe::window_open = true;
+        Eigen::internal::set_is_malloc_allowed(false);
+      } else if (r.epoch == 12) {
+        Eigen::internal::set_is_malloc_allowed(true);
+        alloc_probe::window_open = false;
+        new_calls = alloc_probe::operator_new_calls.load() - new_at_start;
+        eigen_mallocs = alloc_probe::eigen_forbidden_mallocs.load() - eigen_at_start;
+        return true;
+      }
+      return false;
+    }
+  };
+  auto check = [&](const auto& solver) {
+    Probe probe;
+    const auto result = solver.fit(problem, probe);
+    INFO(solver.loss().name << " × " << solver.penalty().name);
+    CHECK(result.info.status == Status::stopped_by_callback);
+    CHECK(result.info.epochs == 12);
+    CHECK(probe.new_calls == 0);
+    CHECK(probe.eigen_mallocs == 0);
+  };
+  const ProxGradientOptions options{.tol = 1e-14, .fit_intercept = true};
+  check(ProxGradient(Logistic{}, L1L2{.lambda = 1e-3, .mu = 1e-3}, options));
+  check(ProxGradient(SquaredHinge{}, L1Linf{.lambda = 1e-3, .mu = 0}, options));
+  check(ProxGradient(OvrSquaredHinge{}, L1{.lambda = 1e-3, .mu = 1e-4}, options));
+}
+
+TEST_CASE("ProxGradient options, budgets and bad input", "[fista]") {
+  RandomProblem<double, std::int32_t, Eigen::RowMajor> rp(60, 10, 3, 0.3, 81, false);
+  const auto problem = rp.problem();
+  using Solver = ProxGradient<Logistic, L1L2>;
+  const L1L2 penalty{.lambda = 1e-3, .mu = 1e-3};
+  auto message = [&](ProxGradientOptions o) {
+    try {
+      Solver(Logistic{}, penalty, o);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  CHECK_THAT(message({.tol = -1}), Catch::Contains("tol"));
+  CHECK_THAT(message({.max_epochs = 0}), Catch::Contains("max_epochs"));
+  CHECK_THAT(message({.time_limit = -1}), Catch::Contains("time_limit"));
+  CHECK_THAT(message({.step_increase = 1}), Catch::Contains("step_increase"));
+  CHECK_THAT(message({.step_decrease = 0}), Catch::Contains("step_decrease"));
+  CHECK_THAT(message({.lipschitz_scale = 0}), Catch::Contains("lipschitz_scale"));
+  CHECK_THAT(message({.power_iterations = 0}), Catch::Contains("power_iterations"));
+
+  const auto capped = Solver(Logistic{}, penalty, {.tol = 1e-14, .max_epochs = 3}).fit(problem);
+  CHECK(capped.info.status == Status::max_iter);
+  CHECK(capped.info.epochs == 3);
+  CHECK(capped.info.measure > 0);
+  CHECK(capped.model.provenance().status == "max_iter");
+
+  struct StopAtTwo {
+    bool end_epoch(const EpochReport& r) { return r.epoch == 2; }
+  };
+  const auto stopped = Solver(Logistic{}, penalty, {.tol = 1e-14}).fit(problem, StopAtTwo{});
+  CHECK(stopped.info.status == Status::stopped_by_callback);
+  CHECK(stopped.info.epochs == 2);
+
+  // A warm start of the wrong shape is a bad argument.
+  const LinearModel<double> wrong(ClassMatrix<double>::Zero(9, 3), {}, {0, 1, 2});
+  CHECK_THROWS_AS(Solver(Logistic{}, penalty).fit(problem, wrong), std::invalid_argument);
+
+  // Non-finite data is a numerical issue, not a crash or a hang.
+  auto A = rp.A;
+  A.valuePtr()[0] = std::numeric_limits<double>::infinity();
+  const CsrProblem<double> bad{CsrView<double>(A), rp.labels.view(), {}};
+  CHECK(Solver(Logistic{}, penalty).fit(bad).info.status == Status::numerical_issue);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Real data: dna (LIBSVM; n = 2000, d = 180, K = 3).
+// ------------------------------------------------------------------------------------------------
+
+TEST_CASE("ProxGradient on dna: a KKT point of logistic + group lasso, CSC and CSR", "[fista][data]") {
+  const std::filesystem::path path = std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale";
+  if (!std::filesystem::exists(path)) {
+    WARN("SKIPPED: " << path << " not found");
+    return;
+  }
+  const auto data = io::read_libsvm_plain<double>(path);
+  REQUIRE(data.n_samples() == 2000);
+  REQUIRE(data.n_classes() == 3);
+  const auto csr = data.problem<Eigen::RowMajor>();
+  const auto csc = data.problem<Eigen::ColMajor>();
+  const Logistic loss;
+  const double lmax = lambda_max(loss, L1L2{}, csr, true);
+  const L1L2 penalty{.lambda = 0.05 * lmax, .mu = 1e-4};
+  const ProxGradient solver(loss, penalty, ProxGradientOptions{.tol = sanitizer_run() ? 1e-5 : 1e-8, .fit_intercept = true});
+  const auto a = solver.fit(csr);
+  const auto b = solver.fit(csc);
+  REQUIRE(a.info.status == Status::converged);
+  REQUIRE(b.info.status == Status::converged);
+  CHECK(rel<double>(a.info.objective, b.info.objective) <= 1e-9);
+  CHECK(a.model.nnz_rows() > 0);
+  CHECK(a.model.nnz_rows() < 180);
+  const auto kkt = optimality_violation(loss, penalty, csr, a.model.dense(), a.model.intercept(), true);
+  const auto kkt0 = optimality_violation(loss, penalty, csr, ClassMatrix<double>::Zero(180, 3),
+                                         ClassVector<double>::Zero(3), true);
+  CHECK(kkt.total() <= 1e-5 * kkt0.total());
+}
