@@ -37,7 +37,7 @@ fi
 
 model="$build/dna.model"
 echo
-echo "== $build/tools/sparsemc-train --lambda 0.01 --test data/dna.scale.t $* data/dna.scale $model"
+echo "== $build/tools/sparsemc-train --lambda 0.01 --test data/dna.scale.t${*:+ $*} data/dna.scale $model"
 echo "   (squared hinge + l1/l2 group penalty, default solver; data: LIBSVM dna, 2000 train / 1186 test, 180 features, 3 classes)"
 "$build/tools/sparsemc-train" --lambda 0.01 --test data/dna.scale.t "$@" data/dna.scale "$model"
 echo
