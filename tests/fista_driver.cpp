@@ -5,7 +5,7 @@
 //   fista_driver [--loss logistic|squared-hinge|ovr-squared-hinge|least-squares]
 //                [--penalty none|l1|l1l2|l1linf] [--lambda X] [--mu X] [--tol X]
 //                [--max-epochs N] [--intercept] [--layout csr|csc]
-//                [--restart none|function|gradient] [--step-decrease X] [--repeat N]
+//                [--restart none|function|gradient] [--step-decrease X] [--repeat N]   (defaults: the library's)
 //                [--weights-out FILE] DATA
 //
 // --weights-out writes W (d lines of K values, %.17g) and, with --intercept, b as one more
@@ -26,7 +26,7 @@ namespace {
 using namespace sparsemc;
 
 struct Args {
-  std::string loss = "logistic", penalty = "l1l2", layout = "csr", restart = "function", data, weights_out;
+  std::string loss = "logistic", penalty = "l1l2", layout = "csr", restart, data, weights_out;  // restart: empty = the library default
   double lambda = 0, mu = 0;
   int repeat = 1;
   ProxGradientOptions options;
@@ -103,7 +103,9 @@ Args parse(int argc, char** argv) {
     else throw std::invalid_argument("unknown argument " + flag);
   }
   if (a.data.empty()) throw std::invalid_argument("usage: fista_driver [options] DATA");
-  if (a.restart == "none") a.options.restart = RestartScheme::none;
+  if (a.restart.empty()) {
+    // keep ProxGradientOptions' default
+  } else if (a.restart == "none") a.options.restart = RestartScheme::none;
   else if (a.restart == "function") a.options.restart = RestartScheme::function;
   else if (a.restart == "gradient") a.options.restart = RestartScheme::gradient;
   else throw std::invalid_argument("--restart must be none, function or gradient, got " + a.restart);
