@@ -7,3 +7,5 @@
 #include "fista.hpp"
 #include "bcd.hpp"
 #include "fcbcfw.hpp"
+#include "gls.hpp"
+#include "scd.hpp"
