@@ -916,3 +916,16 @@ TEST_CASE("sparsemc models exported to LIBLINEAR predict the same under liblinea
     }
   }
 }
+
+TEST_CASE("set_labels renames classes and rejects a table of the wrong size or with duplicates", "[model]") {
+  sparsemc::LinearModel<double>::RowMatrix W(2, 3);
+  W << 1, 0, 0,
+       0, 0, 2;
+  sparsemc::LinearModel<double> model(W, {}, {0, 1, 2});
+  model.set_labels({10, 20, 30});
+  CHECK(model.labels() == std::vector<sparsemc::Label>{10, 20, 30});
+  CHECK(model.class_of(30) == 2);
+  CHECK_THROWS_AS(model.set_labels({1, 2}), std::invalid_argument);
+  CHECK_THROWS_AS(model.set_labels({1, 1, 2}), std::invalid_argument);
+  CHECK(model.labels() == std::vector<sparsemc::Label>{10, 20, 30});
+}

@@ -155,6 +155,22 @@ class LinearModel {
   [[nodiscard]] bool has_intercept() const noexcept { return intercept_.size() > 0; }
   /// Class k's label as read.
   [[nodiscard]] const std::vector<Label>& labels() const noexcept { return labels_; }
+  /// Names the classes: class k gets `labels[k]` (K distinct labels). Solvers return class
+  /// indices 0..K−1 as labels, since a Problem holds none; a Dataset's table puts them back:
+  /// `result.model.set_labels(train.encoder().labels())`.
+  void set_labels(std::vector<Label> labels) {
+    if (labels.size() != labels_.size())
+      throw std::invalid_argument("LinearModel::set_labels: " + std::to_string(labels.size()) +
+                                  " labels for " + std::to_string(labels_.size()) + " classes");
+    labels_.swap(labels);
+    try {
+      build_label_index();
+    } catch (...) {  // duplicates: keep the old table
+      labels_.swap(labels);
+      build_label_index();
+      throw;
+    }
+  }
   [[nodiscard]] ModelProvenance& provenance() noexcept { return provenance_; }
   [[nodiscard]] const ModelProvenance& provenance() const noexcept { return provenance_; }
 
