@@ -14,6 +14,8 @@
 #include <omp.h>
 #endif
 
+#include <sparsemc/solver/path.hpp>
+
 #include "cli.hpp"
 #include "data.hpp"
 #include "registry/families.hpp"
@@ -45,7 +47,7 @@ std::optional<PathSpec> parse_path(const std::string& text) {
   const auto colon = text.find(':');
   const std::string n = text.substr(0, colon);
   long long points = 0;
-  bool ok = detail::parse_all(n, points) && points >= 1 && points <= 100000;
+  bool ok = detail::parse_all(n, points) && points >= 1 && points <= 1000000;
   spec.points = static_cast<int>(points);
   if (ok && colon != std::string::npos) {
     ok = detail::parse_all(std::string_view(text).substr(colon + 1), spec.ratio) && spec.ratio > 0 && spec.ratio < 1;
@@ -141,9 +143,8 @@ int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>
     const double lambda_max = compute_lambda_max(data, args.fit);
     nlohmann::json points = nlohmann::json::array();
     if (!args.json) std::cout << "# lambda_max " << lambda_max << "\n";
-    for (int k = 0; k < path->points; ++k) {
-      const double t = path->points == 1 ? 0.0 : static_cast<double>(k) / (path->points - 1);
-      args.fit.lambda = lambda_max * std::pow(path->ratio, t);
+    for (const double lambda : lambda_grid(lambda_max, path->points, path->ratio)) {
+      args.fit.lambda = lambda;
       Result<Scalar> next = fit(data, args.fit, result ? &result->model : nullptr, callback);
       const auto score = finish(next);
       points.push_back(fit_json(next, args.fit, score));
@@ -250,7 +251,8 @@ int main(int argc, char** argv) {
   app.add_option("--path", args.path,
                  wrap("solve a regularisation path instead of one lambda: N values from lambda_max (where W = 0 "
                       "becomes optimal) down to lambda_max*RATIO, log-spaced, each warm-started from the previous; "
-                      "prints one line per lambda; MODEL receives the last model (default: off; RATIO default 0.01)"))
+                      "prints one line per lambda; MODEL receives the last model; N = 1 solves at "
+                      "lambda_max*RATIO only (default: off; RATIO default 0.01)"))
       ->type_name("N[:RATIO]")
       ->excludes(lambda);
   app.add_flag("--verbose", args.verbose, wrap("print one line of progress per epoch on stderr (default off)"));
