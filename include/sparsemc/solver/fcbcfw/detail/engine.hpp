@@ -361,6 +361,7 @@ class Engine {
       for (std::size_t r = 0; r < m; ++r) score_[r] = scores_.score(A[r].cls);
     } else {
       for (std::size_t p = 0; p < row.size(); ++p) {
+        if (p + 16 < row.size()) rows_.prefetch_table(static_cast<std::size_t>(row.indices[p + 16]));
         if (p + 8 < row.size())
           for (std::size_t r = 0; r < m; ++r) rows_.prefetch(static_cast<std::size_t>(row.indices[p + 8]), A[r].cls);
         const auto j = static_cast<std::size_t>(row.indices[p]);
@@ -408,6 +409,7 @@ class Engine {
     for (std::size_t r = 0; r < m; ++r) old_[r] = A[r].alpha - old_[r];
     visit_work_ += row.size() * static_cast<std::size_t>(std::count_if(old_.begin(), old_.end(), [](double d) { return d != 0.0; }));
     for (std::size_t p = 0; p < row.size(); ++p) {
+      if (p + 16 < row.size()) rows_.prefetch_table(static_cast<std::size_t>(row.indices[p + 16]));
       if (p + 8 < row.size())  // the tables are scattered in memory: prefetch ahead
         for (std::size_t r = 0; r < m; ++r)
           if (old_[r] != 0.0) rows_.prefetch(static_cast<std::size_t>(row.indices[p + 8]), A[r].cls);

@@ -99,6 +99,9 @@ class FeatureRows {
     }
   }
 
+  /// Hints the cache that table j's header is about to be read (before prefetch(j, k), whose
+  /// address depends on it).
+  void prefetch_table(std::size_t j) const noexcept { __builtin_prefetch(&tables_[j]); }
   /// Hints the cache that v_jk (its home slot) is about to be read or written.
   void prefetch(std::size_t j, ClassIndex k) const noexcept {
     const Table& t = tables_[j];
