@@ -1,0 +1,186 @@
+#pragma once
+/// \file sample_pass.hpp
+/// One pass over the samples (implementation detail of FBPD): the linear maps of Chierchia et
+/// al.'s Algorithms 1–2 and the per-sample steps between them, fused.
+///
+/// For the current primal point x = (W, b) every active sample i (c_i > 0) gets its scores
+///     s_i = Wᵀx_i + b                                        (the gather, "T" side)
+/// then a per-sample step `step(i, s, thread)` rewrites s in place into a vector z_i ∈ R^K
+/// (a dual block turned into score space, or a loss gradient) and returns whether z_i ≠ 0;
+/// nonzero blocks are accumulated into
+///     G = Σ_i x_i z_iᵀ  (d × K),   g_b = Σ_i z_i  (K, with an intercept)      (the "Tᵀ" side)
+/// With a CSR X the gather and the scatter of a sample touch the same row while it is in cache,
+/// so one pass costs one read of X (nnz(X)·K multiply-adds each way). A CSC X is served by two
+/// Eigen products (S = XW, then G = XᵀZ) around the same per-sample loop.
+///
+/// OpenMP (SPARSEMC_USE_OPENMP): the samples are cut into one contiguous range per thread; each
+/// thread accumulates into its own G, g_b and scalar sums, which are then added in thread order,
+/// so a run is reproducible bit for bit for a given thread count. The per-sample steps write
+/// only their own sample's rows of the solver's n × K state.
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <span>
+#include <utility>
+#include <vector>
+
+#ifdef SPARSEMC_USE_OPENMP
+#include <omp.h>
+#endif
+
+#include "../../../core/traits.hpp"
+#include "../../../data/problem.hpp"
+#include "../../objective.hpp"
+
+namespace sparsemc::detail {
+
+/// Per-thread work space of a pass: the scores s of the current sample (turned into z by the
+/// step), two vectors of K entries for the step, scratch for the projections, the margins r
+/// (all ones; a step zeroes r[y_i] while it works on sample i), scalar sums, and (threads other
+/// than the first) partial G and g_b.
+template <RealScalar Scalar>
+struct PassThread {
+  std::vector<Scalar> s, a, b, scratch, margins;
+  std::array<double, 5> sums{};  // [0, 4) added over samples, [4] a maximum
+  ClassMatrix<Scalar> G;
+  ClassVector<Scalar> g_b;
+};
+
+template <RealScalar Scalar>
+class SamplePass {
+ public:
+  /// What a step can accumulate (thread-local, reduced in thread order): sums[0..3] are added,
+  /// sums[4] is a maximum (of nonnegative values).
+  using Sums = std::array<double, 5>;
+
+  SamplePass(Eigen::Index n, Eigen::Index d, Eigen::Index K, bool intercept, bool csc, int threads)
+      : K_(K), intercept_(intercept), threads_(std::max(threads, 1)), threads_state_(static_cast<std::size_t>(threads_)) {
+    for (std::size_t t = 0; t < threads_state_.size(); ++t) {
+      auto& th = threads_state_[t];
+      th.s.resize(static_cast<std::size_t>(K));
+      th.a.resize(static_cast<std::size_t>(K));
+      th.b.resize(static_cast<std::size_t>(K));
+      th.scratch.resize(static_cast<std::size_t>(K));
+      th.margins.assign(static_cast<std::size_t>(K), Scalar(1));
+      if (t > 0) {
+        th.G.resize(d, K);
+        th.g_b.resize(intercept ? K : 0);
+      }
+    }
+    if (csc) S_.resize(n, K);
+  }
+
+  [[nodiscard]] int threads() const noexcept { return threads_; }
+
+  /// Runs the pass at (W, b) (b ignored without intercept): G, g_b and `sums` receive the
+  /// accumulated z blocks and the steps' sums.
+  template <StorageIndex Index, int Order, class Step>
+  void run(const Problem<Scalar, Index, Order>& problem, const ClassMatrix<Scalar>& W, const ClassVector<Scalar>& b,
+           Step&& step, ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b, Sums& sums) {
+    for (auto& th : threads_state_) th.sums.fill(0.0);
+    if constexpr (Order == Eigen::RowMajor) {
+      run_csr(problem, W, b, step, G, g_b);
+    } else {
+      run_csc(problem, W, b, step, G, g_b);
+    }
+    sums.fill(0.0);
+    for (const auto& th : threads_state_) {
+      for (std::size_t m = 0; m + 1 < sums.size(); ++m) sums[m] += th.sums[m];
+      sums[4] = std::max(sums[4], th.sums[4]);
+    }
+  }
+
+ private:
+  /// Sample range of thread t: a contiguous, fixed share of [0, n).
+  std::pair<Eigen::Index, Eigen::Index> range(Eigen::Index n, int t) const {
+    const Eigen::Index begin = n * t / threads_, end = n * (t + 1) / threads_;
+    return {begin, end};
+  }
+
+  template <StorageIndex Index, class Step>
+  void run_csr(const Problem<Scalar, Index, Eigen::RowMajor>& problem, const ClassMatrix<Scalar>& W,
+               const ClassVector<Scalar>& b, Step& step, ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b) {
+    const Eigen::Index n = problem.n_samples(), K = K_;
+    const auto& X = problem.X;
+    auto body = [&](int t) {
+      PassThread<Scalar>& th = threads_state_[static_cast<std::size_t>(t)];
+      ClassMatrix<Scalar>& Gt = t == 0 ? G : th.G;
+      ClassVector<Scalar>& gt = t == 0 ? g_b : th.g_b;
+      Gt.setZero();
+      if (intercept_) gt.setZero();
+      std::vector<Scalar>& s = th.s;
+      const auto [begin, end] = range(n, t);
+      for (Eigen::Index i = begin; i < end; ++i) {
+        if (problem.weight(static_cast<Index>(i)) == Scalar(0)) continue;
+        const auto row = X.outer(static_cast<Index>(i));
+        if (intercept_) {
+          for (Eigen::Index k = 0; k < K; ++k) s[static_cast<std::size_t>(k)] = b[k];
+        } else {
+          std::fill(s.begin(), s.end(), Scalar(0));
+        }
+        for (auto [j, x_ij] : row) {
+          const Scalar* w = W.data() + static_cast<Eigen::Index>(j) * K;
+          for (Eigen::Index k = 0; k < K; ++k) s[static_cast<std::size_t>(k)] += x_ij * w[k];
+        }
+        if (!step(i, std::span<Scalar>(s), th)) continue;
+        for (auto [j, x_ij] : row) {
+          Scalar* g = Gt.data() + static_cast<Eigen::Index>(j) * K;
+          for (Eigen::Index k = 0; k < K; ++k) g[k] += x_ij * s[static_cast<std::size_t>(k)];
+        }
+        if (intercept_)
+          for (Eigen::Index k = 0; k < K; ++k) gt[k] += s[static_cast<std::size_t>(k)];
+      }
+    };
+    if (threads_ == 1) {
+      body(0);
+      return;
+    }
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp parallel num_threads(threads_)
+    body(omp_get_thread_num());
+    // Ordered reduction of the partial sums, parallel over rows of G.
+    const Eigen::Index d = G.rows();
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (Eigen::Index j = 0; j < d; ++j)
+      for (int t = 1; t < threads_; ++t) G.row(j) += threads_state_[static_cast<std::size_t>(t)].G.row(j);
+    if (intercept_)
+      for (int t = 1; t < threads_; ++t) g_b += threads_state_[static_cast<std::size_t>(t)].g_b;
+#endif
+  }
+
+  template <StorageIndex Index, class Step>
+  void run_csc(const Problem<Scalar, Index, Eigen::ColMajor>& problem, const ClassMatrix<Scalar>& W,
+               const ClassVector<Scalar>& b, Step& step, ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b) {
+    const Eigen::Index n = problem.n_samples();
+    S_.noalias() = problem.X.eigen() * W;
+    if (intercept_) S_.rowwise() += b.transpose();
+    auto body = [&](int t) {
+      PassThread<Scalar>& th = threads_state_[static_cast<std::size_t>(t)];
+      const auto [begin, end] = range(n, t);
+      for (Eigen::Index i = begin; i < end; ++i) {
+        if (problem.weight(static_cast<Index>(i)) == Scalar(0) || !step(i, row_span(S_, i), th)) S_.row(i).setZero();
+      }
+    };
+    if (threads_ == 1) {
+      body(0);
+    } else {
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp parallel num_threads(threads_)
+      body(omp_get_thread_num());
+#endif
+    }
+    G.noalias() = problem.X.eigen().transpose() * S_;
+    if (intercept_) g_b.noalias() = S_.colwise().sum().transpose();
+  }
+
+  Eigen::Index K_;
+  bool intercept_;
+  int threads_;
+  std::vector<PassThread<Scalar>> threads_state_;
+  ClassMatrix<Scalar> S_;  // scores, then z blocks (CSC only)
+};
+
+}  // namespace sparsemc::detail

@@ -1,0 +1,986 @@
+#pragma once
+/// \file fbpd.hpp
+/// `FBPD<Loss, Penalty, Formulation>`: the forward–backward primal–dual method (Vũ 2013, Condat
+/// 2013) as Chierchia, Pustelnik, Pesquet & Pesquet-Popescu use it for the exact sparse
+/// multiclass SVM ("A proximal approach for sparse multiclass SVM", 2015): Algorithm 1 for the
+/// regularised form and Algorithm 2, with epigraphical splitting, for the constrained form.
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#ifdef SPARSEMC_USE_OPENMP
+#include <omp.h>
+#endif
+
+#include "../../core/callbacks.hpp"
+#include "../../core/rng.hpp"
+#include "../../core/status.hpp"
+#include "../../core/stopwatch.hpp"
+#include "../../core/traits.hpp"
+#include "../../core/validate.hpp"
+#include "../../data/problem.hpp"
+#include "../../loss/concepts.hpp"
+#include "../../model/linear_model.hpp"
+#include "../../penalty/concepts.hpp"
+#include "../../prox/epigraph_max.hpp"
+#include "../../prox/simplex.hpp"
+#include "../objective.hpp"
+#include "detail/preconditioner.hpp"
+#include "detail/regulariser.hpp"
+#include "detail/sample_pass.hpp"
+
+namespace sparsemc {
+
+/// Formulation tag: minimise (1), F = (1/n) Σ c_i ℓ_i + λR(W) + (μ/2)‖W‖² — Chierchia's
+/// problem (7), solved by their Algorithm 1. Registered as "fbpd".
+struct Regularized {
+  static constexpr std::string_view solver_name = "fbpd";
+};
+
+/// Formulation tag: minimise λR(W) + (μ/2)‖W‖² subject to (1/n) Σ c_i ℓ_i ≤ η — Chierchia's
+/// problem (8), solved by their Algorithm 2 (epigraphical splitting). Registered as "fbpd-epi".
+struct Constrained {
+  static constexpr std::string_view solver_name = "fbpd-epi";
+};
+
+/// What FBPD's stopping test measures (each relative, compared with `tol`).
+enum class FbpdStopping {
+  /// The duality gap of the pair (7)/(11) when it is finite — Crammer–Singer, regularised form,
+  /// no intercept — else the primal and dual residuals.
+  automatic,
+  /// Primal and dual residuals of the iteration (the larger of the two relative values).
+  residuals,
+  /// The paper's §4.2 test: ‖x^{i+1} − x^i‖ / ‖x^{i+1}‖ with x = (W, b) (they use 10⁻⁵).
+  relative_change,
+};
+
+/// Group ids for `FbpdOptions::feature_groups`: consecutive blocks of `block_size` features
+/// (the last one possibly shorter), as the paper's blocks of 5 genes.
+inline std::vector<std::int64_t> feature_blocks(std::int64_t n_features, std::int64_t block_size) {
+  if (block_size < 1) detail::fail_option("block_size", ">= 1", block_size);
+  std::vector<std::int64_t> groups(static_cast<std::size_t>(std::max<std::int64_t>(n_features, 0)));
+  for (std::size_t j = 0; j < groups.size(); ++j) groups[j] = static_cast<std::int64_t>(j) / block_size;
+  return groups;
+}
+
+/// Options of `FBPD`. Every field has a default; `validate()` names a bad field.
+struct FbpdOptions {
+  /// Stop when the relative stopping measure (see `stopping`) is ≤ tol: the duality gap
+  /// (F(W) − D(y))/F(0), or max(‖P‖/‖P₀‖, ‖Q‖/‖Q₀‖) for the residuals P (primal) and Q (dual)
+  /// normalised at W = 0, or ‖x⁺ − x‖/‖x⁺‖.
+  double tol = 1e-5;
+  /// Iteration budget; one iteration is one pass over X (the products T and Tᵀ, fused).
+  std::int64_t max_epochs = 100000;
+  /// Wall-clock budget in seconds (0 = none), checked once per iteration.
+  double time_limit = 0.0;
+  /// Seed of the power method's start vector (the estimate of ‖T‖ or ‖X̃ᵀCX̃/n‖).
+  std::uint64_t seed = 0;
+  /// Fit an unpenalised intercept b ∈ R^K (the paper's φ(u) = [u, 1]).
+  bool fit_intercept = false;
+  /// Print one progress line per iteration to std::cerr.
+  bool verbose = false;
+  /// η ≥ 0 of the constrained form: (1/n) Σ c_i ℓ_i ≤ η. Must be set for `Constrained`
+  /// (default NaN: unset); ignored by `Regularized`. The paper's η = αL is η = α here.
+  double eta = std::numeric_limits<double>::quiet_NaN();
+  /// Which measure stops the solve (see FbpdStopping).
+  FbpdStopping stopping = FbpdStopping::automatic;
+  /// Block structure of the penalty: the group id (≥ 0) of every feature, so that the rows of a
+  /// group are penalised jointly (λ‖W_{J,:}‖_F for L1L2, λ max |W_{J,:}| for L1Linf); empty
+  /// (default) = every feature row on its own. `feature_blocks(d, 5)` makes the paper's blocks.
+  std::vector<std::int64_t> feature_groups{};
+  /// With feature_groups: penalise each class's part W_{J,k} of a group separately — the
+  /// paper's ℓ_{1,p} norm Σ_k Σ_b ‖x^{(k,b)}‖_p (§2) — instead of the whole block W_{J,:}.
+  bool groups_per_class = false;
+  /// Diagonal step sizes (Pock & Chambolle 2011, α = 1): a step τ_j per feature row and σ_i
+  /// per sample from the absolute column and row sums of T (detail/preconditioner.hpp), scaled
+  /// so that ‖Σ^{½} T 𝒯^{½}‖ = 1 by the power method. false: scalar τ, σ with τσ‖T‖² = 1.
+  bool preconditioning = true;
+  /// γ > 0 of the step sizes τ = γτ⁰/‖A‖, σ = σ⁰/(γ‖A‖) (A = Σ⁰^{½}T𝒯⁰^{½}, τ⁰ = σ⁰ = 1
+  /// without preconditioning, so τσ‖T‖² = 1): the primal/dual balance. 0 (default) =
+  /// automatic, PDLP's primal weight: γ = ‖Σ⁰^{½} r‖ / ‖𝒯⁰^{½} Tᵀy₀‖ (margins over the loss
+  /// subgradient at W = 0, the ratio of the dual and primal "objective" scales).
+  double step_balance = 0.0;
+  /// Adaptive restarts with primal-weight updates (Applegate et al., "Practical large-scale
+  /// linear programming using primal-dual hybrid gradient", NeurIPS 2021 — PDLP): every 64
+  /// iterations the current point and, when the duality gap is the measure, the average since
+  /// the last restart are compared; the better one becomes the new start when its error fell
+  /// below 0.2× the error at the last restart (or below 0.8× and rising, or after 36% of all
+  /// iterations), and γ ← √(γ·Δx/Δy) with Δ the primal and dual moves since then. τσ stays
+  /// fixed. Crammer–Singer only (a smooth loss has no dual block).
+  bool restarts = true;
+  /// The power-method estimate of ‖A‖ (or of ‖X̃ᵀCX̃/n‖ for a smooth loss, squared) is
+  /// multiplied by this factor ≥ 1 before the steps are set: the method approaches the norm
+  /// from below and the step condition must hold for the true norm.
+  double norm_safety = 1.05;
+  /// Power-method iterations for ‖A‖ (≥ 1); it stops earlier once the estimate changes by
+  /// less than 10⁻⁶ relative.
+  int power_iterations = 200;
+  /// Relaxation ρ ∈ (0, 2) (Condat 2013, Algorithm 3.2): the step gives (x̃, ỹ) and the
+  /// iterate becomes (x, y) ← ρ(x̃, ỹ) + (1 − ρ)(x, y); 1 is the plain iteration. The measure is
+  /// taken at (x̃, ỹ) and x̃, whose zeros are exact, is the returned model. Crammer–Singer only
+  /// (with the forward step of a smooth loss and τ = 2/β, Condat's bound on ρ is about 1).
+  double relaxation = 1.9;
+  /// Threads of the sample loops in OpenMP builds (SPARSEMC_USE_OPENMP); 0 = OpenMP's default.
+  /// Results are reproducible bit for bit for a given thread count.
+  int threads = 0;
+
+  /// Throws std::invalid_argument naming the first field out of range.
+  void validate() const {
+    detail::require_positive("tol", tol);
+    detail::require_finite("tol", tol);
+    detail::require_positive("max_epochs", max_epochs);
+    detail::require_nonnegative("time_limit", time_limit);
+    detail::require_finite("time_limit", time_limit);
+    if (!std::isnan(eta) && !(eta >= 0.0 && std::isfinite(eta))) detail::fail_option("eta", "finite and >= 0", eta);
+    for (const auto g : feature_groups)
+      if (g < 0) detail::fail_option("feature_groups", "group ids >= 0", g);
+    detail::require_nonnegative("step_balance", step_balance);
+    detail::require_finite("step_balance", step_balance);
+    if (!(norm_safety >= 1.0) || !std::isfinite(norm_safety)) detail::fail_option("norm_safety", "finite and >= 1", norm_safety);
+    detail::require_positive("power_iterations", power_iterations);
+    detail::require_in_open_interval("relaxation", relaxation, 0.0, 2.0);
+    detail::require_nonnegative("threads", threads);
+  }
+};
+
+/// Forward–backward primal–dual solver for objective (1) with the exact Crammer–Singer hinge
+/// (Chierchia et al. 2015, Algorithms 1 and 2) or, through a forward (gradient) step, with any
+/// smooth loss; any penalty with a prox, on rows or on user-given feature blocks.
+///
+/// **The paper's problem in (1).** Chierchia et al. write the hinge of sample ℓ as h_ℓ(T_ℓx)
+/// with x = (W, b), T_ℓx = [x̃_ℓᵀ(x^{(k)} − x^{(z_ℓ)})]_k the score differences (x̃ = [x, 1] with
+/// an intercept, the paper's φ(u) = [u, 1]; the label's own entry is 0) and
+///     h_ℓ(u) = max_k (u_k + r_ℓk),   r_ℓk = 1 (k ≠ z_ℓ), 0 (k = z_ℓ)                     (6)
+/// so that h_ℓ(T_ℓx) = max(0, 1 + max_{k≠z} s_k − s_z) = ℓ_CS(s_ℓ). Their problem (7),
+/// g(x) + λ_p Σ_ℓ h_ℓ(T_ℓx), is (1) with g(x) = λR(W) + (μ/2)‖W‖² (b unpenalised) and the weight
+/// λ_p replaced by ω_i = c_i/n per sample: with the paper's g = ‖·‖_{1,p}, λ_p = 1/α and L
+/// samples, their minimiser is ours for λ = α/L, μ = 0. Their (8), Σ_ℓ h_ℓ ≤ η_p = αL, is
+/// `Constrained` with η = α: (1/n) Σ c_i ℓ_i ≤ η.
+///
+/// **Algorithm 1** (regularised), with P_{S_ω} the projection onto the simplex S_ω = {v ≥ 0,
+/// Σv = ω} (prox/simplex.hpp), diagonal steps 𝒯 (per feature row) and Σ (per sample):
+///     x⁺ = prox_{𝒯g}(x − 𝒯Tᵀy)
+///     ŷ_i = y_i + σ_i T_i(2x⁺ − x)
+///     y_i⁺ = P_{S_{ω_i}}(ŷ_i + σ_i r_i)       (Prop. 3.1: prox of the conjugate of ω_i h_i)
+/// Its dual (11) is max_{y ∈ ×_i S_{ω_i}} Σ_i r_iᵀy_i − g*(−Tᵀy), and the gap F(x) − D(y) ≥ 0
+/// is the stopping measure (relative to F(0) = Σ_i ω_i): g* is finite for μ > 0 (computed through
+/// the prox of (λ/μ)R), and for μ = 0 the dual point is made feasible by scaling its off-label
+/// entries by θ = min(1, λ / max_J R°((Tᵀy)_J)) (the label entry of y_i is the slack of S_ω and
+/// enters neither Tᵀy nor rᵀy). With an intercept, Tᵀy must also have a zero intercept row,
+/// which iterates do not satisfy: the residuals are used instead.
+///
+/// **Algorithm 2** (constrained, epigraphical splitting, eqs. (12)–(14)): auxiliary ζ ∈ R^n,
+/// (T_ix, ζ_i) ∈ epi h_i and ζ ∈ V_η = {Σ_i ω_i ζ_i ≤ η}; with duals (y, ξ):
+///     x⁺ = prox_{𝒯g}(x − 𝒯Tᵀy),      ζ⁺ = P_{V_η}(ζ − 𝒯_ζ ξ)
+///     ŷ_i = y_i + σ_iT_i(2x⁺ − x),    ξ̂_i = ξ_i + σ_i(2ζ_i⁺ − ζ_i)
+///     (p_i, θ_i) = P_{epi h_i}(ŷ_i/σ_i, ξ̂_i/σ_i),   y_i⁺ = ŷ_i − σ_ip_i,  ξ_i⁺ = ξ̂_i − σ_iθ_i
+/// with the closed-form epigraph projection of Prop. 3.3 (prox/epigraph_max.hpp) for P_E (14),
+/// and P_{V_η} taken in the metric of 𝒯_ζ (it moves ζ along 𝒯_ζω: still closed form). The
+/// operator (x, ζ) ↦ (Tx, ζ) is block diagonal, so its step condition splits into the one of T
+/// and τ_ζ,iσ_i ≤ 1 for the identity block: τ_ζ,i = 1/σ_i here (the paper takes τ_ζ = τ with
+/// τσ max(‖T‖², 1) ≤ 1, which for ‖T‖ ≫ 1 leaves ζ with a step ‖T‖² times too short). It stops
+/// on the residuals (or the relative change).
+///
+/// **Smooth losses** (SquaredHinge, OvrSquaredHinge, Logistic, …): the loss part L of (1) is
+/// the smooth term of the Vũ–Condat iteration, x⁺ = prox_{τg}(x − τ∇L(x)), with no dual block;
+/// the condition 1/τ − σ‖T‖² ≥ β/2 becomes τ = 2/β, β = curvature_bound(K)·‖X̃ᵀCX̃/n‖ (times
+/// norm_safety²). This is the paper's §4.1 comparison (square, logit, one-vs-all) in the same
+/// solver; the primal residual stops it.
+///
+/// **Steps.** τσ‖T‖² ≤ 1, generalised to diagonal steps (`preconditioning`): 𝒯 = γ𝒯⁰/‖A‖,
+/// Σ = Σ⁰/(γ‖A‖) with ‖A‖ = ‖Σ⁰^{½}T𝒯⁰^{½}‖ from the power method (times `norm_safety`), so
+/// ‖Σ^{½}T𝒯^{½}‖ ≤ 1 (Pock & Chambolle's condition; scalar steps when 𝒯⁰ = Σ⁰ = I). The
+/// balance γ starts at PDLP's primal weight and is updated at adaptive restarts (`restarts`).
+///
+/// **Residuals**: with x → x⁺, y → y⁺ one iteration,
+///     P = 𝒯⁻¹(x − x⁺) − Tᵀ(y − y⁺)   ∈ ∂g(x⁺) + Tᵀy⁺  (primal optimality: 0 ∈ ∂g(x) + Tᵀy),
+///     Q = Σ⁻¹(y − y⁺) − T(x − x⁺)    ∈ ∂h*(y⁺) − Tx⁺  (dual optimality),
+/// (for a smooth loss P = (x − x⁺)/τ − ∇L(x) + ∇L(x⁺) ∈ ∂F(x⁺)); ‖P‖ is relative to ‖Tᵀy₀‖ (or
+/// ‖∇L(0)‖), the loss subgradient of (1) at W = 0, and ‖Q‖ relative to ‖r‖ = √(n_a(K−1)), the
+/// margins at W = 0 (n_a the samples with c_i > 0). Both are free: Tx and Tᵀy of consecutive
+/// iterates are kept.
+///
+/// **Cost.** One pass over X per iteration: for each sample the scores of x⁺ (gather), the
+/// dual step, and the scatter of the new dual block into Tᵀy⁺ (samples whose block is zero —
+/// beyond the margin — skip the scatter); O((n + d)K) dense work besides. Memory: four d × K
+/// and two n × K dense matrices (plus three of each for the restarts, and n-vectors for
+/// Algorithm 2); nothing is allocated inside iterations. OpenMP over samples when
+/// SPARSEMC_USE_OPENMP is defined (deterministic for a thread count, see `threads`).
+///
+/// Layout: CSR problems (fused pass) or CSC (two Eigen products per iteration). Float and
+/// double, int32 and int64 indices; sums in double. Crammer–Singer needs multiclass data; the
+/// constrained form needs Crammer–Singer. The returned model's labels are 0..K−1 (or the warm
+/// start's); `objective` is F of (1) at the returned model with the penalty's λ, μ (also for
+/// `Constrained`, where it equals η + g(W) when the constraint is active).
+///
+/// \code
+///   #include <sparsemc/solver/fbpd/fbpd.hpp>
+///   using namespace sparsemc;
+///   auto data = io::read_libsvm<double>("dna.scale");
+///   const auto problem = data.problem<Eigen::RowMajor>();
+///   const L1 penalty{.lambda = 1e-3, .mu = 1e-4};
+///   FBPD<CrammerSinger, L1> exact({}, penalty, {.tol = 1e-6});
+///   Result<double> r = exact.fit(problem);                       // Algorithm 1, stops on the gap
+///   const double eta = r.info.objective - penalty_value(penalty, r.model);   // its loss part
+///   FBPD<CrammerSinger, L1, Constrained> epi({}, penalty, {.tol = 1e-6, .eta = eta});
+///   Result<double> same = epi.fit(problem);                      // Algorithm 2: the same W
+/// \endcode
+template <class Loss, class Penalty, class Formulation = Regularized>
+class FBPD {
+  static_assert(std::same_as<Formulation, Regularized> || std::same_as<Formulation, Constrained>,
+                "FBPD's third parameter is the formulation: sparsemc::Regularized (Algorithm 1) or "
+                "sparsemc::Constrained (Algorithm 2)");
+
+ public:
+  using Options = FbpdOptions;
+  /// The registered solver name (provenance, tools): "fbpd" or "fbpd-epi".
+  static constexpr std::string_view name = Formulation::solver_name;
+  /// Whether the loss is the Crammer–Singer hinge, solved exactly through its dual blocks.
+  static constexpr bool exact_hinge = Loss::name == std::string_view("crammer-singer");
+  static constexpr bool constrained = std::same_as<Formulation, Constrained>;
+  static_assert(!constrained || exact_hinge,
+                "FBPD<Loss, Penalty, Constrained> needs the Crammer-Singer loss: the epigraph of a smooth loss "
+                "has no closed-form projection (use the Regularized formulation)");
+
+  FBPD(Loss loss, Penalty penalty) : FBPD(std::move(loss), std::move(penalty), Options{}) {}
+  /// Validates the options, λ, μ ≥ 0 finite and, for `Constrained`, η.
+  FBPD(Loss loss, Penalty penalty, Options options)
+      : loss_(std::move(loss)), penalty_(std::move(penalty)), options_(std::move(options)) {
+    options_.validate();
+    if (!(penalty_.lambda >= 0.0) || !std::isfinite(penalty_.lambda)) detail::fail_option("lambda", "finite and >= 0", penalty_.lambda);
+    if (!(penalty_.mu >= 0.0) || !std::isfinite(penalty_.mu)) detail::fail_option("mu", "finite and >= 0", penalty_.mu);
+    if (constrained && std::isnan(options_.eta))
+      detail::fail_option("eta", "set (finite and >= 0) for the constrained formulation", options_.eta);
+  }
+
+  [[nodiscard]] const Loss& loss() const noexcept { return loss_; }
+  [[nodiscard]] const Penalty& penalty() const noexcept { return penalty_; }
+  [[nodiscard]] const Options& options() const noexcept { return options_; }
+
+  /// Solves from W = 0, b = 0; callbacks run once per iteration (core/callbacks.hpp).
+  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
+    requires(!(std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> || ...))
+  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, Callbacks&&... callbacks) const {
+    return run(problem, static_cast<const LinearModel<Scalar>*>(nullptr), callbacks...);
+  }
+
+  /// Solves warm-started from `initial` (same d and K; its intercept is used when fit_intercept
+  /// is set). The dual starts from the loss subgradient at `initial` (Algorithm 1) or 0.
+  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
+  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>& initial,
+                     Callbacks&&... callbacks) const {
+    return run(problem, &initial, callbacks...);
+  }
+
+ private:
+  /// The iterates and what is kept between iterations.
+  template <RealScalar Scalar>
+  struct State {
+    ClassMatrix<Scalar> W, W_prev;  // x⁺ and x
+    ClassMatrix<Scalar> G, G_prev;  // Tᵀy⁺ and Tᵀy (or ∇L at x⁺ and x)
+    ClassVector<Scalar> b, b_prev, g_b, g_b_prev;
+    ClassMatrix<Scalar> W_step, G_step;  // x̃ and Tᵀỹ of a relaxed step (ρ ≠ 1)
+    ClassVector<Scalar> b_step, g_b_step;
+    ClassMatrix<Scalar> U, Y;             // Tx and the dual y (Crammer–Singer; n × K)
+    std::vector<Scalar> zeta, zeta_prev;  // ζ⁺, ζ (Algorithm 2)
+    std::vector<Scalar> xi;               // ξ (Algorithm 2)
+    std::vector<Scalar> omega;            // ω_i = c_i / n
+  };
+
+  /// The step sizes: 𝒯 = γ𝒯⁰/‖A‖ per feature row and intercept, Σ = Σ⁰/(γ‖A‖) per sample.
+  template <RealScalar Scalar>
+  struct Steps {
+    detail::DiagonalSteps unit;   // 𝒯⁰, Σ⁰
+    double norm_A = 0.0;          // ‖Σ⁰^{½}T𝒯⁰^{½}‖ (times norm_safety), or β for a smooth loss
+    double gamma = 1.0;           // the primal/dual balance
+    std::vector<Scalar> tau_row;  // 𝒯 per feature row
+    Scalar tau_b = 0;             // 𝒯 of the intercept
+    double sigma_scale = 0.0;     // σ_i = σ⁰_i · sigma_scale
+    void set_balance(double g) {
+      gamma = g;
+      const double scale = gamma / norm_A;
+      for (std::size_t j = 0; j < tau_row.size(); ++j) tau_row[j] = static_cast<Scalar>(scale * unit.tau0[j]);
+      tau_b = static_cast<Scalar>(scale * unit.tau0_b);
+      sigma_scale = 1.0 / (gamma * norm_A);
+    }
+    [[nodiscard]] double sigma(Eigen::Index i) const { return unit.sigma0[static_cast<std::size_t>(i)] * sigma_scale; }
+  };
+
+  /// What the adaptive restarts keep: averages since the last restart (Algorithm 1) and the
+  /// point of the last restart (for the primal weight).
+  template <RealScalar Scalar>
+  struct RestartState {
+    ClassMatrix<Scalar> W, G, U, Y;  // x̄, Tᵀȳ, T x̄, ȳ
+    ClassVector<Scalar> b, g_b;      // b̄ and the intercept row of Tᵀȳ
+    std::vector<Scalar> zeta, xi;    // ζ̄, ξ̄ (Algorithm 2)
+    ClassMatrix<Scalar> W_last, Y_last;
+    ClassVector<Scalar> b_last;
+    std::vector<Scalar> zeta_last, xi_last;
+  };
+
+  /// Power method on AᵀA, A = Σ⁰^{½} T 𝒯⁰^{½}: an estimate of ‖A‖ (from below). W, b, G, g_b of
+  /// `st` are work space.
+  template <RealScalar Scalar, StorageIndex Index, int Order>
+  double operator_norm(const Problem<Scalar, Index, Order>& problem, detail::SamplePass<Scalar>& pass,
+                       const detail::DiagonalSteps& unit, State<Scalar>& st) const {
+    Rng rng(options_.seed);
+    ClassMatrix<Scalar> V(st.W.rows(), st.W.cols());
+    ClassVector<Scalar> v_b(st.b.size());
+    for (Eigen::Index j = 0; j < V.rows(); ++j)
+      for (Eigen::Index k = 0; k < V.cols(); ++k) V(j, k) = static_cast<Scalar>(uniform_real(rng) - 0.5);
+    for (Eigen::Index k = 0; k < v_b.size(); ++k) v_b[k] = static_cast<Scalar>(uniform_real(rng) - 0.5);
+    std::vector<Scalar> root_tau(unit.tau0.size());
+    for (std::size_t j = 0; j < root_tau.size(); ++j) root_tau[j] = static_cast<Scalar>(std::sqrt(unit.tau0[j]));
+    const auto root_tau_b = static_cast<Scalar>(std::sqrt(unit.tau0_b));
+    // Sample i: u = T_i(𝒯⁰^{½}v) = s − s_c·1, ‖Av‖² += σ⁰_i‖u‖², z = σ⁰_i (u − (Σu) e_c).
+    auto step = [&](Eigen::Index i, std::span<Scalar> s, detail::PassThread<Scalar>& th) {
+      const auto c = static_cast<std::size_t>(problem.y.single(static_cast<std::size_t>(i)));
+      const double sigma0 = unit.sigma0[static_cast<std::size_t>(i)];
+      const Scalar sc = s[c];
+      double norm2 = 0.0, sum = 0.0;
+      for (std::size_t k = 0; k < s.size(); ++k) {
+        const Scalar u = k == c ? Scalar(0) : s[k] - sc;
+        norm2 += static_cast<double>(u) * static_cast<double>(u);
+        sum += static_cast<double>(u);
+        s[k] = static_cast<Scalar>(sigma0 * static_cast<double>(u));
+      }
+      s[c] = static_cast<Scalar>(-sigma0 * sum);
+      th.sums[0] += sigma0 * norm2;
+      return norm2 > 0.0;
+    };
+    typename detail::SamplePass<Scalar>::Sums sums{};
+    double estimate = 0.0;
+    for (int it = 0; it < options_.power_iterations; ++it) {
+      const double norm = std::sqrt(static_cast<double>(V.squaredNorm() + v_b.squaredNorm()));
+      if (!(norm > 0.0)) return 0.0;
+      V /= static_cast<Scalar>(norm);
+      v_b /= static_cast<Scalar>(norm);
+      for (Eigen::Index j = 0; j < V.rows(); ++j) st.W.row(j) = root_tau[static_cast<std::size_t>(j)] * V.row(j);
+      st.b = root_tau_b * v_b;
+      pass.run(problem, st.W, st.b, step, st.G, st.g_b, sums);  // G = TᵀΣ⁰T𝒯⁰^{½}v, sums[0] = ‖Av‖²
+      const double rayleigh = sums[0];
+      const bool settled = it > 0 && std::abs(rayleigh - estimate) <= 1e-6 * rayleigh;
+      estimate = std::max(estimate, rayleigh);
+      if (settled) break;
+      for (Eigen::Index j = 0; j < V.rows(); ++j) V.row(j) = root_tau[static_cast<std::size_t>(j)] * st.G.row(j);
+      v_b = root_tau_b * st.g_b;
+    }
+    return std::sqrt(estimate);
+  }
+
+  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
+  Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
+                     Callbacks&... callbacks) const {
+    static_assert(exact_hinge || SmoothLoss<Loss, Scalar>,
+                  "FBPD needs the Crammer-Singer loss (solved exactly through its dual) or a smooth loss "
+                  "(value, gradient, curvature, curvature_bound: loss/concepts.hpp)");
+    static_assert(sparsemc::Penalty<Penalty, Scalar>,
+                  "FBPD needs a penalty with value, prox, violation and dual_norm (penalty/concepts.hpp)");
+    problem.validate();
+    if (exact_hinge && problem.y.multilabel())
+      throw std::invalid_argument("FBPD: the Crammer-Singer hinge is solved for multiclass data (one class per "
+                                  "sample); this problem is multilabel");
+    const Stopwatch clock;
+    const Eigen::Index n = problem.n_samples();
+    const Eigen::Index d = problem.n_features();
+    const ClassIndex K = problem.n_classes();
+    const bool intercept = options_.fit_intercept;
+    const Eigen::Index K_b = intercept ? K : 0;
+#ifdef SPARSEMC_USE_OPENMP
+    const int threads = options_.threads > 0 ? options_.threads : omp_get_max_threads();
+#else
+    const int threads = 1;
+#endif
+    detail::SamplePass<Scalar> pass(n, d, K, intercept, Order == Eigen::ColMajor, threads);
+    detail::Regulariser<Penalty, Scalar> reg(penalty_, options_.feature_groups, options_.groups_per_class, d, K);
+
+    State<Scalar> st;
+    st.W = ClassMatrix<Scalar>::Zero(d, K);
+    st.W_prev = ClassMatrix<Scalar>::Zero(d, K);
+    st.G.resize(d, K);
+    st.G_prev.resize(d, K);
+    st.b = ClassVector<Scalar>::Zero(K_b);
+    st.b_prev = ClassVector<Scalar>::Zero(K_b);
+    st.g_b.resize(K_b);
+    st.g_b_prev.resize(K_b);
+    st.omega.resize(static_cast<std::size_t>(n));
+    double omega_norm2 = 0.0, F0 = 0.0;
+    Eigen::Index n_active = 0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double w = static_cast<double>(problem.weight(static_cast<Index>(i))) / static_cast<double>(n);
+      st.omega[static_cast<std::size_t>(i)] = static_cast<Scalar>(w);
+      omega_norm2 += w * w;
+      F0 += w;  // ℓ_CS(0) = 1 for every sample when K ≥ 2
+      n_active += w > 0.0 ? 1 : 0;
+    }
+    if constexpr (exact_hinge) {
+      st.U.resize(n, K);
+      st.Y.resize(n, K);
+      if constexpr (constrained) {
+        st.zeta.assign(static_cast<std::size_t>(n), Scalar(0));
+        st.zeta_prev.assign(static_cast<std::size_t>(n), Scalar(0));
+        st.xi.assign(static_cast<std::size_t>(n), Scalar(0));
+      }
+    }
+
+    // ---- step sizes ------------------------------------------------------------------------
+    Steps<Scalar> steps;
+    steps.tau_row.resize(static_cast<std::size_t>(d));
+    if constexpr (exact_hinge) {
+      steps.unit = detail::diagonal_steps(problem, intercept, options_.preconditioning);
+      reg.equalise(steps.unit.tau0);
+      steps.norm_A = options_.norm_safety * operator_norm(problem, pass, steps.unit, st);
+    } else {  // forward step: τ = 2/β, no dual
+      steps.unit.tau0.assign(static_cast<std::size_t>(d), 1.0);
+      steps.norm_A = static_cast<double>(Loss::template curvature_bound<Scalar>(K)) *
+                     weighted_gram_norm(problem, intercept, options_.seed, options_.power_iterations) *
+                     options_.norm_safety * options_.norm_safety;
+      if (steps.norm_A > 0.0) steps.set_balance(2.0);  // 𝒯 = 2/β
+    }
+
+    // ---- start: the warm-start point, the dual at it, and the scale of P at W = 0 ----------
+    std::vector<Label> labels(static_cast<std::size_t>(K));
+    std::iota(labels.begin(), labels.end(), Label{0});
+    double bias = -1.0;
+    // The point measured and returned: x̃, the last prox output (x itself when ρ = 1), and Tᵀỹ.
+    const auto rho = static_cast<Scalar>(exact_hinge ? options_.relaxation : 1.0);
+    const bool relaxed = rho != Scalar(1);
+    ClassMatrix<Scalar>& W_out = relaxed ? st.W_step : st.W;
+    ClassVector<Scalar>& b_out = relaxed ? st.b_step : st.b;
+    ClassMatrix<Scalar>& G_out = relaxed ? st.G_step : st.G;
+    ClassVector<Scalar>& g_b_out = relaxed ? st.g_b_step : st.g_b;
+    auto make_model = [&] { return LinearModel<Scalar>(W_out, intercept ? b_out : ClassVector<Scalar>(), labels); };
+    st.W.setZero();
+    st.b.setZero();
+
+    using Thread = detail::PassThread<Scalar>;
+    auto label = [&](Eigen::Index i) { return static_cast<std::size_t>(problem.y.single(static_cast<std::size_t>(i))); };
+    // z_i from a dual block y_i: z = y − (Σy) e_c, i.e. y off the label and −Σ_{k≠c} y_k on it.
+    auto dual_to_z = [](std::span<Scalar> s, const Scalar* y, std::size_t c, double off_mass) {
+      for (std::size_t k = 0; k < s.size(); ++k) s[k] = y[k];
+      s[c] = static_cast<Scalar>(-off_mass);
+    };
+    // Algorithm 1 start (and the scale at W = 0): y_i = ω_i uniform over argmax_k (u_k + r_k),
+    // the loss subgradient of (1) at the current point. sums: 0 loss, 1 off-label mass.
+    auto init_regularized = [&](bool store) {
+      return [&, store](Eigen::Index i, std::span<Scalar> s, Thread& th) {
+        const std::size_t c = label(i);
+        const Scalar omega = st.omega[static_cast<std::size_t>(i)];
+        const Scalar sc = s[c];
+        Scalar top = Scalar(0);  // the label's own term u_c + r_c = 0
+        for (std::size_t k = 0; k < s.size(); ++k) {
+          s[k] = k == c ? Scalar(0) : s[k] - sc;
+          if (k != c) top = std::max(top, s[k] + Scalar(1));
+        }
+        auto at_top = [&](std::size_t k) { return s[k] + (k == c ? Scalar(0) : Scalar(1)) == top; };
+        std::size_t ties = 0;
+        for (std::size_t k = 0; k < s.size(); ++k) ties += at_top(k) ? 1 : 0;
+        Scalar* y = th.a.data();
+        double off = 0.0;
+        for (std::size_t k = 0; k < s.size(); ++k) {
+          y[k] = at_top(k) ? omega / static_cast<Scalar>(ties) : Scalar(0);
+          if (k != c) off += static_cast<double>(y[k]);
+        }
+        if (store) {
+          for (std::size_t k = 0; k < s.size(); ++k) {
+            st.U(i, static_cast<Eigen::Index>(k)) = s[k];
+            st.Y(i, static_cast<Eigen::Index>(k)) = y[k];
+          }
+        }
+        th.sums[0] += static_cast<double>(omega) * static_cast<double>(top);
+        th.sums[1] += off;
+        if (!(off > 0.0)) return false;
+        dual_to_z(s, y, c, off);
+        return true;
+      };
+    };
+    // Algorithm 2 start: U = Tx, y = 0, ξ = 0, ζ_i = h_i(T_i x).
+    auto init_constrained = [&](Eigen::Index i, std::span<Scalar> s, Thread& th) {
+      const std::size_t c = label(i);
+      const Scalar sc = s[c];
+      Scalar top = Scalar(0);
+      for (std::size_t k = 0; k < s.size(); ++k) {
+        const Scalar u = k == c ? Scalar(0) : s[k] - sc;
+        st.U(i, static_cast<Eigen::Index>(k)) = u;
+        st.Y(i, static_cast<Eigen::Index>(k)) = Scalar(0);
+        if (k != c) top = std::max(top, u + Scalar(1));
+      }
+      st.zeta[static_cast<std::size_t>(i)] = top;
+      th.sums[0] += static_cast<double>(st.omega[static_cast<std::size_t>(i)]) * static_cast<double>(top);
+      return false;
+    };
+    // Algorithm 1 iteration, sample i (s = scores of x̃): ũ = T_i x̃, ỹ = P_S(y + σ_i(2ũ − u) + σ_i r),
+    // then (u, y) ← ρ(ũ, ỹ) + (1 − ρ)(u, y); z_i from the new y. sums: 0 ω·h(ũ), 1 off-label mass
+    // of ỹ (= rᵀỹ), 2 ‖Q_i‖², 3 ⟨ỹ, ũ + r⟩ (the Fenchel–Young gap of the sample is ω h(ũ) minus it).
+    auto step_regularized = [&](Eigen::Index i, std::span<Scalar> s, Thread& th) {
+      const std::size_t c = label(i), K_ = s.size();
+      const Scalar omega = st.omega[static_cast<std::size_t>(i)];
+      const double sigma = steps.sigma(i);
+      const auto sig = static_cast<Scalar>(sigma);
+      Scalar* u = st.U.row(i).data();
+      Scalar* y = st.Y.row(i).data();
+      Scalar* v = th.a.data();
+      const Scalar sc = s[c];
+      Scalar top = Scalar(0);
+      for (std::size_t k = 0; k < K_; ++k) {
+        const Scalar up = k == c ? Scalar(0) : s[k] - sc;
+        const Scalar r = k == c ? Scalar(0) : Scalar(1);
+        top = std::max(top, up + r);
+        v[k] = y[k] + sig * (Scalar(2) * up - u[k] + r);
+        s[k] = up;
+      }
+      prox::project_simplex(std::span<Scalar>(v, K_), omega, th.scratch);
+      double off_step = 0.0, off = 0.0, q2 = 0.0, inner = 0.0;
+      for (std::size_t k = 0; k < K_; ++k) {
+        const double q = static_cast<double>(y[k] - v[k]) / sigma - static_cast<double>(u[k] - s[k]);
+        q2 += q * q;
+        if (k != c) inner += static_cast<double>(v[k]) * (static_cast<double>(s[k]) + 1.0);
+        u[k] = rho * s[k] + (Scalar(1) - rho) * u[k];
+        y[k] = rho * v[k] + (Scalar(1) - rho) * y[k];
+        if (k != c) {
+          off_step += static_cast<double>(v[k]);
+          off += static_cast<double>(y[k]);
+        }
+      }
+      th.sums[0] += static_cast<double>(omega) * static_cast<double>(top);
+      th.sums[1] += off_step;
+      th.sums[2] += q2;
+      th.sums[3] += inner;
+      if (!(off > 0.0)) return false;
+      dual_to_z(s, y, c, off);
+      return true;
+    };
+    // Algorithm 2 iteration, sample i: (ŷ, ξ̂), the epigraph projection (Prop. 3.3), (ỹ, ξ̃), then
+    // the relaxation of (u, y, ζ, ξ); st.zeta holds ζ̃ on entry. sums: 0 ω·h(ũ), 1 ⟨ỹ, ũ + r⟩,
+    // 2 ‖Q_i‖² (y and ξ parts), 3 the ζ part of ‖P‖², 4 the multiplier estimate max_i rᵀỹ_i/ω_i.
+    auto step_constrained = [&](Eigen::Index i, std::span<Scalar> s, Thread& th) {
+      const std::size_t c = label(i), K_ = s.size(), ii = static_cast<std::size_t>(i);
+      const double sigma = steps.sigma(i);
+      const auto sig = static_cast<Scalar>(sigma);
+      Scalar* u = st.U.row(i).data();
+      Scalar* y = st.Y.row(i).data();
+      Scalar* y_hat = th.a.data();
+      Scalar* p = th.b.data();
+      const Scalar sc = s[c];
+      Scalar top = Scalar(0);
+      for (std::size_t k = 0; k < K_; ++k) {
+        const Scalar up = k == c ? Scalar(0) : s[k] - sc;
+        if (k != c) top = std::max(top, up + Scalar(1));
+        y_hat[k] = y[k] + sig * (Scalar(2) * up - u[k]);
+        p[k] = y_hat[k] / sig;
+        s[k] = up;
+      }
+      const Scalar zeta_step = st.zeta[ii], zeta = st.zeta_prev[ii], xi = st.xi[ii];
+      const Scalar xi_hat = xi + sig * (Scalar(2) * zeta_step - zeta);
+      Scalar theta = xi_hat / sig;
+      th.margins[c] = Scalar(0);
+      prox::project_epigraph_max(std::span<Scalar>(p, K_), theta, th.margins, th.scratch);
+      th.margins[c] = Scalar(1);
+      const Scalar xi_step = xi_hat - sig * theta;
+      double off = 0.0, off_step = 0.0, inner = 0.0, q2 = 0.0;
+      for (std::size_t k = 0; k < K_; ++k) {
+        const Scalar y_step = y_hat[k] - sig * p[k];
+        const double q = static_cast<double>(y[k] - y_step) / sigma - static_cast<double>(u[k] - s[k]);
+        q2 += q * q;
+        if (k != c) {
+          off_step += static_cast<double>(y_step);
+          inner += static_cast<double>(y_step) * (static_cast<double>(s[k]) + 1.0);
+        }
+        u[k] = rho * s[k] + (Scalar(1) - rho) * u[k];
+        y[k] = rho * y_step + (Scalar(1) - rho) * y[k];
+        if (k != c) off += static_cast<double>(y[k]);
+      }
+      // ζ residuals with τ_ζ,i = 1/σ_i: P_ζ = σ_iΔζ − Δξ, Q_ξ = Δξ/σ_i − Δζ.
+      const double dzeta = static_cast<double>(zeta) - static_cast<double>(zeta_step);
+      const double dxi = static_cast<double>(xi) - static_cast<double>(xi_step);
+      const double q_xi = dxi / sigma - dzeta, p_zeta = sigma * dzeta - dxi;
+      st.zeta[ii] = rho * zeta_step + (Scalar(1) - rho) * zeta;
+      st.xi[ii] = rho * xi_step + (Scalar(1) - rho) * xi;
+      th.sums[0] += static_cast<double>(st.omega[ii]) * static_cast<double>(top);
+      th.sums[1] += inner;
+      th.sums[2] += q2 + q_xi * q_xi;
+      th.sums[3] += p_zeta * p_zeta;
+      th.sums[4] = std::max(th.sums[4], off_step / static_cast<double>(st.omega[ii]));
+      if (!(off > 0.0)) return false;
+      dual_to_z(s, y, c, off);
+      return true;
+    };
+    // Smooth loss: z_i = ω_i ∇ℓ(s_i). sums: 0 ω·ℓ.
+    auto step_smooth = [&](Eigen::Index i, std::span<Scalar> s, Thread& th) {
+      bool nonzero = false;
+      if constexpr (!exact_hinge) {
+        const Scalar omega = st.omega[static_cast<std::size_t>(i)];
+        const std::span<Scalar> g(th.a.data(), s.size());
+        const Scalar value = loss_.gradient(std::span<const Scalar>(s), problem.y[static_cast<std::size_t>(i)], g);
+        th.sums[0] += static_cast<double>(omega) * static_cast<double>(value);
+        for (std::size_t k = 0; k < s.size(); ++k) {
+          s[k] = omega * g[k];
+          nonzero = nonzero || s[k] != Scalar(0);
+        }
+      }
+      return nonzero;
+    };
+
+    typename detail::SamplePass<Scalar>::Sums sums{};
+    // ‖G‖ (Euclidean, for the relative residual) and ‖𝒯⁰^{½}G‖ (for the primal weight).
+    auto gradient_norms = [&] {
+      double plain = static_cast<double>(st.g_b.squaredNorm()), weighted = steps.unit.tau0_b * plain;
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const double row = static_cast<double>(st.G.row(j).squaredNorm());
+        plain += row;
+        weighted += steps.unit.tau0[static_cast<std::size_t>(j)] * row;
+      }
+      return std::pair{std::sqrt(plain), std::sqrt(weighted)};
+    };
+    std::pair<double, double> scale_P{0.0, 0.0};
+    const bool cold = initial == nullptr;
+    if (!cold || constrained) {  // one pass at W = 0 just for the scale
+      if constexpr (exact_hinge) pass.run(problem, st.W, st.b, init_regularized(false), st.G, st.g_b, sums);
+      else pass.run(problem, st.W, st.b, step_smooth, st.G, st.g_b, sums);
+      scale_P = gradient_norms();
+    }
+    if (!cold) {
+      if (initial->n_features() != static_cast<std::int64_t>(d) || initial->n_classes() != K)
+        throw std::invalid_argument("FBPD::fit: the initial model is " + std::to_string(initial->n_features()) + " × " +
+                                    std::to_string(initial->n_classes()) + " but the problem is " + std::to_string(d) +
+                                    " × " + std::to_string(K));
+      const auto& support = initial->support();
+      for (std::size_t r = 0; r < support.size(); ++r)
+        st.W.row(static_cast<Eigen::Index>(support[r])) = initial->rows().row(static_cast<Eigen::Index>(r));
+      if (intercept && initial->has_intercept()) st.b = initial->intercept();
+      labels = initial->labels();
+      bias = initial->provenance().bias;
+    }
+    if constexpr (constrained) pass.run(problem, st.W, st.b, init_constrained, st.G, st.g_b, sums);
+    else if constexpr (exact_hinge) pass.run(problem, st.W, st.b, init_regularized(true), st.G, st.g_b, sums);
+    else pass.run(problem, st.W, st.b, step_smooth, st.G, st.g_b, sums);
+    if (cold && !constrained) scale_P = gradient_norms();
+    if (!(scale_P.first > 0.0)) scale_P = {1.0, 1.0};
+    const double scale_Q = std::sqrt(static_cast<double>(n_active) * std::max(K - 1, 1));
+    if (exact_hinge && steps.norm_A > 0.0) {  // PDLP's primal weight in the metric of 𝒯⁰, Σ⁰
+      double margins = 0.0;
+      for (Eigen::Index i = 0; i < n; ++i)
+        if (st.omega[static_cast<std::size_t>(i)] > Scalar(0)) margins += steps.unit.sigma0[static_cast<std::size_t>(i)];
+      const double automatic = std::sqrt(margins * std::max(K - 1, 1)) / scale_P.second;
+      steps.set_balance(options_.step_balance > 0.0 ? options_.step_balance : automatic);
+    }
+
+    const bool automatic = options_.stopping == FbpdStopping::automatic;
+    const bool use_gap = automatic && exact_hinge && !constrained && !intercept;
+    const bool use_kkt = automatic && exact_hinge && (constrained || intercept);
+    const bool use_residuals = options_.stopping == FbpdStopping::residuals || (automatic && !use_gap && !use_kkt);
+    const std::string measure_name = use_gap ? "duality_gap"
+                                     : use_kkt ? "kkt_residual"
+                                     : use_residuals ? (exact_hinge ? "primal_dual_residual" : "primal_residual")
+                                                     : "relative_change";
+    // Relative duality gap (F(x) − D(y))/F(0) of (7)/(11) (see the class comment); TtY = Tᵀy.
+    auto duality_gap = [&](double F, double off_mass, ClassMatrix<Scalar>& TtY) {
+      double D;
+      if (penalty_.mu > 0.0) {
+        D = off_mass - reg.conjugate(TtY);
+      } else {
+        const double dual_norm = reg.max_dual_norm(TtY);
+        D = (dual_norm > penalty_.lambda ? penalty_.lambda / dual_norm : 1.0) * off_mass;
+      }
+      return (F - D) / (F0 > 0.0 ? F0 : 1.0);
+    };
+    // KKT residual of Algorithm 1 (intercept case): max of the stationarity violation
+    // dist(−Tᵀy, ∂g(x)) (with the intercept row, which must vanish) relative to ‖Tᵀy₀‖ and the
+    // Fenchel–Young gap L(x) − Σ_i⟨y_i, u_i + r_i⟩ ≥ 0 of the loss part relative to F(0), with
+    // L(x) = Σ_i ω_i h_i(u_i) (`loss`) and the inner products (`inner`).
+    // Algorithm 2: the loss-part multiplier ν̂ = max_i rᵀy_i/ω_i makes y_i ∈ ν̂ω_i·S_1 (the label
+    // entry is the slack); the conditions are then stationarity (relative to ν̂‖Tᵀy₀‖), the
+    // Fenchel–Young gap ν̂L(x) − Σ_i⟨y_i, u_i + r_i⟩ (relative to ν̂F(0)) and feasibility with
+    // complementarity, |L(x) − η| (or (L − η)₊ when ν̂ = 0), relative to F(0).
+    auto kkt_residual = [&](ClassMatrix<Scalar>& Wm, ClassMatrix<Scalar>& TtY, const ClassVector<Scalar>& TtY_b,
+                            double loss, double inner, double nu) {
+      const double stationarity = std::hypot(reg.violation(Wm, TtY), static_cast<double>(TtY_b.norm()));
+      const double f0 = F0 > 0.0 ? F0 : 1.0;
+      if constexpr (!constrained) {
+        return std::max(stationarity / scale_P.first, (loss - inner) / f0);  // ν = 1
+      } else {
+        const double scale = nu > 0.0 ? nu : 1.0;
+        const double feasibility = nu > 0.0 ? std::abs(loss - options_.eta) : std::max(loss - options_.eta, 0.0);
+        return std::max({stationarity / (scale * scale_P.first), (nu * loss - inner) / (scale * f0), feasibility / f0});
+      }
+    };
+    auto count_rows = [&] {
+      std::int64_t rows = 0;
+      for (Eigen::Index j = 0; j < d; ++j) rows += (W_out.row(j).array() != Scalar(0)).any() ? 1 : 0;
+      return rows;
+    };
+
+    if (relaxed) {
+      st.W_step = st.W;
+      st.b_step = st.b;
+      st.G_step = st.G;
+      st.g_b_step = st.g_b;
+    }
+    Status status = Status::max_iter;
+    double F = sums[0] + reg.value(st.W);
+    double measure = std::numeric_limits<double>::quiet_NaN();
+    std::int64_t epoch = 0;
+    if (!std::isfinite(F)) {
+      status = Status::numerical_issue;
+    } else if (!(steps.norm_A > 0.0)) {
+      // The loss part does not depend on (W, b) (K = 1, X̃ = 0 or no weight): W = 0 minimises g.
+      W_out.setZero();
+      status = Status::converged;
+      measure = 0.0;
+    } else {
+      notify_begin(callbacks...);
+      // Adaptive restarts (PDLP): state kept since the last restart.
+      const bool restarts = exact_hinge && options_.restarts;
+      constexpr std::int64_t restart_period = 64;
+      RestartState<Scalar> rs;
+      const bool averages = restarts && (use_gap || use_kkt);
+      if (restarts) {
+        if (averages) {
+          rs.W = st.W;
+          rs.G = st.G;
+          rs.U = st.U;
+          rs.Y = st.Y;
+          rs.b = st.b;
+          rs.g_b = st.g_b;
+          rs.zeta = st.zeta;
+          rs.xi = st.xi;
+        }
+        rs.W_last = st.W;
+        rs.b_last = st.b;
+        rs.Y_last = st.Y;
+        rs.zeta_last = st.zeta;
+        rs.xi_last = st.xi;
+      }
+      std::int64_t restart_epoch = 0, averaged = 0;
+      double error_at_restart = std::numeric_limits<double>::infinity();
+      if (use_gap) error_at_restart = duality_gap(F, sums[1], st.G);
+      double error_at_check = error_at_restart;
+
+      while (epoch < options_.max_epochs) {
+        ++epoch;
+        // x̃ = prox_{𝒯g}(x − 𝒯G): forward (Tᵀy or ∇L) and backward (prox) steps.
+        st.W.swap(st.W_prev);
+        st.G.swap(st.G_prev);
+        st.b.swap(st.b_prev);
+        st.g_b.swap(st.g_b_prev);
+        for (Eigen::Index j = 0; j < d; ++j)
+          W_out.row(j) = st.W_prev.row(j) - steps.tau_row[static_cast<std::size_t>(j)] * st.G_prev.row(j);
+        reg.prox(W_out, steps.tau_row);
+        if (intercept) b_out.noalias() = st.b_prev - steps.tau_b * st.g_b_prev;
+        if constexpr (constrained) {  // ζ̃ = P_{V_η}(ζ − 𝒯_ζξ) in the metric of 𝒯_ζ = Σ⁻¹
+          st.zeta.swap(st.zeta_prev);
+          double excess = -options_.eta, weight = 0.0;
+          for (std::size_t i = 0; i < st.zeta.size(); ++i) {
+            if (st.omega[i] == Scalar(0)) continue;
+            const double tau_zeta = 1.0 / steps.sigma(static_cast<Eigen::Index>(i));
+            st.zeta[i] = st.zeta_prev[i] - static_cast<Scalar>(tau_zeta) * st.xi[i];
+            excess += static_cast<double>(st.omega[i]) * static_cast<double>(st.zeta[i]);
+            weight += static_cast<double>(st.omega[i]) * static_cast<double>(st.omega[i]) * tau_zeta;
+          }
+          if (excess > 0.0) {
+            const double shift = excess / weight;
+            for (std::size_t i = 0; i < st.zeta.size(); ++i)
+              st.zeta[i] -= static_cast<Scalar>(shift * static_cast<double>(st.omega[i]) / steps.sigma(static_cast<Eigen::Index>(i)));
+          }
+        }
+        // The dual step fused with T x̃ and Tᵀy⁺ (or the gradient at x̃): one pass over X.
+        if constexpr (constrained) pass.run(problem, W_out, b_out, step_constrained, st.G, st.g_b, sums);
+        else if constexpr (exact_hinge) pass.run(problem, W_out, b_out, step_regularized, st.G, st.g_b, sums);
+        else pass.run(problem, W_out, b_out, step_smooth, st.G, st.g_b, sums);
+        if (relaxed) {  // x⁺ = ρx̃ + (1 − ρ)x; Tᵀỹ from Tᵀy⁺ = ρTᵀỹ + (1 − ρ)Tᵀy
+          st.W.noalias() = rho * W_out + (Scalar(1) - rho) * st.W_prev;
+          G_out.noalias() = (st.G - (Scalar(1) - rho) * st.G_prev) / rho;
+          if (intercept) {
+            st.b.noalias() = rho * b_out + (Scalar(1) - rho) * st.b_prev;
+            g_b_out.noalias() = (st.g_b - (Scalar(1) - rho) * st.g_b_prev) / rho;
+          }
+        }
+        F = sums[0] + reg.value(W_out);
+        if (!std::isfinite(F)) {
+          status = Status::numerical_issue;
+          break;
+        }
+        // The stopping measure at (x̃, ỹ).
+        if (use_gap) {
+          measure = duality_gap(F, sums[1], G_out);
+        } else if (use_kkt) {
+          measure = constrained ? kkt_residual(W_out, G_out, g_b_out, sums[0], sums[1], sums[4])
+                                : kkt_residual(W_out, G_out, g_b_out, sums[0], sums[3], 1.0);
+        } else if (use_residuals) {
+          double p2 = constrained ? sums[3] : 0.0;  // the ζ part (Algorithm 1 keeps ⟨ỹ, ũ + r⟩ there)
+          for (Eigen::Index j = 0; j < d; ++j)
+            p2 += static_cast<double>(((st.W_prev.row(j) - W_out.row(j)) / steps.tau_row[static_cast<std::size_t>(j)] -
+                                       (st.G_prev.row(j) - G_out.row(j)))
+                                          .squaredNorm());
+          if (intercept) p2 += static_cast<double>(((st.b_prev - b_out) / steps.tau_b - (st.g_b_prev - g_b_out)).squaredNorm());
+          const double rho_P = std::sqrt(p2) / scale_P.first;
+          measure = exact_hinge ? std::max(rho_P, std::sqrt(sums[2]) / scale_Q) : rho_P;
+        } else {
+          const double change = std::sqrt(static_cast<double>((W_out - st.W_prev).squaredNorm() + (b_out - st.b_prev).squaredNorm()));
+          const double size = std::sqrt(static_cast<double>(W_out.squaredNorm() + b_out.squaredNorm()));
+          measure = size > 0.0 ? change / size : change;
+        }
+        bool restarted_to_average = false;
+        if (restarts) {
+          if (averages) {  // running averages since the last restart (T x̄ = Ū, Tᵀȳ = Ḡ: linear)
+            const auto a = static_cast<Scalar>(1.0 / static_cast<double>(++averaged));
+            rs.W += a * (st.W - rs.W);
+            rs.G += a * (st.G - rs.G);
+            rs.U += a * (st.U - rs.U);
+            rs.Y += a * (st.Y - rs.Y);
+            if (intercept) {
+              rs.b += a * (st.b - rs.b);
+              rs.g_b += a * (st.g_b - rs.g_b);
+            }
+            for (std::size_t i = 0; i < rs.zeta.size(); ++i) {
+              rs.zeta[i] += a * (st.zeta[i] - rs.zeta[i]);
+              rs.xi[i] += a * (st.xi[i] - rs.xi[i]);
+            }
+          }
+          if ((epoch - restart_epoch) % restart_period == 0) {
+            double candidate = measure, F_average = 0.0;
+            if (averages) {  // the measure at the averages, from Ū and Ȳ
+              double hinge = 0.0, off = 0.0, inner_sum = 0.0, nu = 0.0;
+              for (Eigen::Index i = 0; i < n; ++i) {
+                const Scalar omega = st.omega[static_cast<std::size_t>(i)];
+                if (omega == Scalar(0)) continue;
+                const std::size_t c = label(i);
+                Scalar top = Scalar(0);
+                double sample_off = 0.0;
+                for (std::size_t k = 0; k < static_cast<std::size_t>(K); ++k) {
+                  if (k == c) continue;
+                  const auto kk = static_cast<Eigen::Index>(k);
+                  top = std::max(top, rs.U(i, kk) + Scalar(1));
+                  sample_off += static_cast<double>(rs.Y(i, kk));
+                  inner_sum += static_cast<double>(rs.Y(i, kk)) * (static_cast<double>(rs.U(i, kk)) + 1.0);
+                }
+                hinge += static_cast<double>(omega) * static_cast<double>(top);
+                off += sample_off;
+                nu = std::max(nu, sample_off / static_cast<double>(omega));
+              }
+              F_average = hinge + reg.value(rs.W);
+              const double error_average =
+                  use_gap ? duality_gap(F_average, off, rs.G) : kkt_residual(rs.W, rs.G, rs.g_b, hinge, inner_sum, nu);
+              restarted_to_average = error_average < candidate;
+              candidate = std::min(candidate, error_average);
+            }
+            const bool restart = candidate <= 0.2 * error_at_restart ||
+                                 (candidate <= 0.8 * error_at_restart && candidate > error_at_check) ||
+                                 static_cast<double>(epoch - restart_epoch) >= 0.36 * static_cast<double>(epoch);
+            error_at_check = candidate;
+            restarted_to_average = restarted_to_average && restart;
+            if (restart) {
+              if (restarted_to_average) {  // reported, but not a stopping point: x̄ is not sparse
+                st.W = rs.W;
+                st.G = rs.G;
+                st.U = rs.U;
+                st.Y = rs.Y;
+                st.b = rs.b;
+                st.g_b = rs.g_b;
+                st.zeta = rs.zeta;
+                st.xi = rs.xi;
+                if (relaxed) {
+                  W_out = rs.W;
+                  G_out = rs.G;
+                  b_out = rs.b;
+                  g_b_out = rs.g_b;
+                }
+                F = F_average;
+                measure = candidate;
+              }
+              // Primal weight: γ ← √(γ·Δx/Δy), moves since the last restart in the metric of 𝒯⁰, Σ⁰.
+              double dx2 = static_cast<double>((st.b - rs.b_last).squaredNorm()) / steps.unit.tau0_b, dy2 = 0.0;
+              for (Eigen::Index j = 0; j < d; ++j)
+                dx2 += static_cast<double>((st.W.row(j) - rs.W_last.row(j)).squaredNorm()) / steps.unit.tau0[static_cast<std::size_t>(j)];
+              for (Eigen::Index i = 0; i < n; ++i) {
+                double move = static_cast<double>((st.Y.row(i) - rs.Y_last.row(i)).squaredNorm());
+                if constexpr (constrained) {
+                  const auto ii = static_cast<std::size_t>(i);
+                  const double dz = static_cast<double>(st.zeta[ii]) - static_cast<double>(rs.zeta_last[ii]);
+                  const double dxi = static_cast<double>(st.xi[ii]) - static_cast<double>(rs.xi_last[ii]);
+                  dx2 += dz * dz * steps.unit.sigma0[ii] / (steps.norm_A * steps.norm_A);  // 𝒯⁰_ζ = ‖A‖²/σ⁰
+                  move += dxi * dxi;
+                }
+                dy2 += move / steps.unit.sigma0[static_cast<std::size_t>(i)];
+              }
+              if (dx2 > 0.0 && dy2 > 0.0 && std::isfinite(dx2 / dy2))
+                steps.set_balance(std::exp(0.25 * std::log(dx2 / dy2) + 0.5 * std::log(steps.gamma)));
+              rs.W_last = st.W;
+              rs.b_last = st.b;
+              rs.Y_last = st.Y;
+              rs.zeta_last = st.zeta;
+              rs.xi_last = st.xi;
+              error_at_restart = candidate;
+              restart_epoch = epoch;
+              averaged = 0;
+            }
+          }
+        }
+        const std::int64_t nnz_rows = count_rows();
+        const EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
+        if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
+        const bool stop = notify_end_epoch(report, make_model, callbacks...);
+        if (!std::isfinite(measure)) {
+          status = Status::numerical_issue;
+          break;
+        }
+        if (measure <= options_.tol && !restarted_to_average) {
+          status = Status::converged;
+          break;
+        }
+        if (stop) {
+          status = Status::stopped_by_callback;
+          break;
+        }
+        if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
+          status = Status::time_limit;
+          break;
+        }
+      }
+    }
+
+    Result<Scalar> result{make_model(), {}};
+    auto& provenance = result.model.provenance();
+    provenance.loss = std::string(Loss::name);
+    provenance.penalty = std::string(Penalty::name);
+    provenance.solver = std::string(name);
+    provenance.lambda = static_cast<double>(penalty_.lambda);
+    provenance.mu = static_cast<double>(penalty_.mu);
+    provenance.status = std::string(to_string(status));
+    provenance.bias = bias;
+    // F of (1) at the returned model: the loss part through the shared evaluation, then g.
+    ClassMatrix<Scalar> S;
+    compute_scores(problem, W_out, b_out, S);
+    auto& info = result.info;
+    info.status = status;
+    info.epochs = epoch;
+    info.objective = loss_value(loss_, problem, S) + reg.value(W_out);
+    info.measure_name = measure_name;
+    info.measure = measure;
+    info.nnz = result.model.nnz();
+    info.nnz_rows = result.model.nnz_rows();
+    info.seconds = clock.seconds();
+    notify_end(info, callbacks...);
+    return result;
+  }
+
+  Loss loss_;
+  Penalty penalty_;
+  Options options_;
+};
+
+}  // namespace sparsemc
