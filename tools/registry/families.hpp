@@ -5,7 +5,6 @@
 /// order of the --help listing.
 
 #include "fista.hpp"
-#include "bcd.hpp"
 #include "fcbcfw.hpp"
 #include "gls.hpp"
 #include "scd.hpp"
