@@ -18,7 +18,6 @@
 
 #include "cli.hpp"
 #include "data.hpp"
-#include "registry/families.hpp"
 #include "registry/registry.hpp"
 
 namespace sparsemc::tools {
@@ -193,6 +192,11 @@ int main(int argc, char** argv) {
                      ->type_name("X")
                      ->check(real_at_least(0));
   app.add_option("--mu", args.fit.mu, wrap("mu of (1), the ridge weight, a number >= 0 (default 0)"))
+      ->type_name("X")
+      ->check(real_at_least(0));
+  app.add_option_function<double>("--eta", [&](double v) { args.fit.eta = v; },
+                                  wrap("fbpd-epi only: the bound eta >= 0 of its constraint (1/n) sum_i c_i loss_i <= eta "
+                                       "(it minimises lambda R(W) + (mu/2) ||W||_F^2 under it) (default: none)"))
       ->type_name("X")
       ->check(real_at_least(0));
   app.add_option("--solver", args.solver,

@@ -36,11 +36,13 @@
 ///   }
 /// \endcode
 ///
-/// Registration runs during static initialisation; every tool is one translation unit, so the
-/// order of `families.hpp` is the order of the --help listing.
+/// Registration runs during static initialisation, before main(); tools/CMakeLists.txt compiles
+/// each family listed in families.hpp as a translation unit of its own. The table is kept sorted
+/// by solver name.
 
 #include <Eigen/SparseCore>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -73,6 +75,7 @@ struct FitSettings {
   std::optional<std::int64_t> max_epochs;     ///< Options::max_epochs
   double time_limit = 0.0;                    ///< Options::time_limit, seconds, 0 = none
   std::optional<std::uint64_t> seed;          ///< Options::seed
+  std::optional<double> eta;                  ///< Options::eta of fbpd-epi (--eta): (1/n) Σ c_i ℓ_i ≤ η
   int threads = 1;                            ///< Options::threads where a solver has it
   bool fit_intercept = false;                 ///< Options::fit_intercept (--intercept)
 };
@@ -129,9 +132,13 @@ struct SolverSpec {
 /// The table of registered solvers (a process-wide list filled during static initialisation).
 class Registry {
  public:
-  /// Adds a solver; returns true so that a family file can register with an inline variable.
+  /// Adds a solver, keeping the table sorted by name (families register from separate translation
+  /// units, in no fixed order); returns true so that a family file can register with an inline variable.
   static bool add(SolverSpec spec) {
-    list().push_back(std::move(spec));
+    auto& solvers = list();
+    const auto at = std::lower_bound(solvers.begin(), solvers.end(), spec.name,
+                                     [](const SolverSpec& s, const std::string& name) { return s.name < name; });
+    solvers.insert(at, std::move(spec));
     return true;
   }
   [[nodiscard]] static const std::vector<SolverSpec>& solvers() { return list(); }
