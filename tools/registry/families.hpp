@@ -9,4 +9,3 @@
 #include "fcbcfw.hpp"
 #include "gls.hpp"
 #include "scd.hpp"
-#include "fbpd.hpp"
