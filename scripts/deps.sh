@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages sparsemc's build, tests, tools and benchmarks use, if missing.
-# Sourced by scripts/run.sh and scripts/test.sh; needs root (or sudo) only when something is missing.
+# Installs the given Debian packages if they are missing (as root, or through sudo).
+# Sourced by scripts/run.sh and scripts/test.sh.
+SPARSEMC_BUILD_PACKAGES=(cmake ninja-build g++ libeigen3-dev zlib1g-dev libbz2-dev libcli11-dev nlohmann-json3-dev)
+SPARSEMC_TEST_PACKAGES=(catch2 libbenchmark-dev liblinear-tools python3-numpy python3-scipy python3-sklearn
+                        python3-matplotlib python3-cvxopt)
 sparsemc_install_deps() {
-  local packages=(cmake ninja-build g++ libeigen3-dev catch2 libbenchmark-dev zlib1g-dev libbz2-dev
-                  libcli11-dev nlohmann-json3-dev liblinear-tools python3-numpy python3-scipy
-                  python3-sklearn python3-matplotlib "$@")
+  local packages=("$@")
   local missing=()
   for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -12,7 +13,10 @@ sparsemc_install_deps() {
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "Installing missing Debian packages: ${missing[*]}"
   local sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "run as root (or install sudo) to install: ${missing[*]}" >&2; return 1; }
+    sudo="sudo"
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }

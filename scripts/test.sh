@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-sparsemc_install_deps python3-cvxopt
+sparsemc_install_deps "${SPARSEMC_BUILD_PACKAGES[@]}" "${SPARSEMC_TEST_PACKAGES[@]}"
 
 jobs=$(nproc)
 echo "== Release build and tests"
