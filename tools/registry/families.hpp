@@ -8,4 +8,3 @@
 #include "fista.hpp"
 #include "fcbcfw.hpp"
 #include "gls.hpp"
-#include "scd.hpp"
