@@ -596,7 +596,7 @@ TEST_CASE("fcbcfw: statuses, callbacks and the held-out early stop", "[fcbcfw]")
   CHECK(few.info.epochs == 2);
   CHECK(few.model.provenance().status == "max_iter");
 
-  const auto timed = Solver({}, penalty, {.tol = 1e-12, .max_epochs = 1000000, .time_limit = 0.05}).fit(problem);
+  const auto timed = Solver({}, penalty, {.tol = 1e-12, .max_epochs = 1000000, .time_limit = 1e-6}).fit(problem);
   CHECK(timed.info.status == Status::time_limit);
 
   History history;
