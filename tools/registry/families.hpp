@@ -8,3 +8,4 @@
 #include "fista.hpp"
 #include "fcbcfw.hpp"
 #include "gls.hpp"
+#include "scd.hpp"

@@ -1,0 +1,345 @@
+// SCD (solver/scd/) benchmarks.
+//  - Kernels on dna: one coordinate's derivative pass and tracked step per loss, in time per
+//    nonzero of the column (items = nonzeros visited); ten epochs of each variant.
+//  - scd-ls against LIBLINEAR -s 5 in the same process, solver against solver (no file reading,
+//    no process start-up, which dominate on small sets): BM_liblinear_s5/<set> times LIBLINEAR's
+//    train() at -e 0.001 (libliblinear loaded with dlopen, as Debian's liblinear4 ships no
+//    header), BM_scd_ls_to_liblinear/<set> times scd-ls from W = 0 until its objective (1) is at
+//    or below that of LIBLINEAR's model (λ = 1/(Cn), C = 1; a binary model w is the pair of
+//    one-vs-rest columns [w, −w]). Compare the CPU columns of the two lines of a set. Sets:
+//    heart (heart_scale of liblinear-tools' examples), news20-12 (classes 1 and 2 of news20.t),
+//    dna, sector (minutes: --benchmark_filter=sector to run it alone, or a filter without it).
+//  - scd-rda against fbpd on Crammer–Singer + L1 (dna, λ = 1e-2): BM_trace_rda_vs_fbpd runs both
+//    once with a History and writes the objective-versus-time traces to scd_rda_vs_fbpd.csv (or
+//    $SPARSEMC_SCD_TRACE), which bench/scd_compare.py --trace plots against the LP optimum.
+//  Whole processes (reading included): bench/scd_compare.py.
+#include <benchmark/benchmark.h>
+
+#include <sparsemc/io/liblinear_model.hpp>
+#include <sparsemc/io/libsvm.hpp>
+#include <sparsemc/loss/losses.hpp>
+#include <sparsemc/penalty/l1.hpp>
+#include <sparsemc/solver/objective.hpp>
+#include <sparsemc/solver/scd/scd.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cstdlib>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+// FBPD (solver/fbpd/) is written alongside; its trace is added once its header is there.
+#if __has_include(<sparsemc/solver/fbpd/fbpd.hpp>)
+#include <sparsemc/solver/fbpd/fbpd.hpp>
+#define SPARSEMC_SCD_BENCH_HAVE_FBPD 1
+#endif
+
+namespace {
+
+using namespace sparsemc;
+
+const Dataset<double>& dna() {
+  static const Dataset<double> data = io::read_libsvm_plain<double>(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale");
+  return data;
+}
+
+/// One coordinate visit of Algorithm 2 without its effect: derivative and curvature pass, a
+/// tracked step, undo. Cycles over the coordinates; the scores are those of a fit to tol 1e-3.
+template <class Loss>
+void BM_coordinate_visit(benchmark::State& state) {
+  const auto problem = dna().problem<Eigen::ColMajor>();
+  SCD<Loss, L1, Adaptive> solver({}, {.lambda = 1e-3}, {.tol = 1e-3});
+  const auto fit = solver.fit(problem);
+  ClassMatrix<double> W = ClassMatrix<double>::Zero(problem.n_features(), problem.n_classes());
+  for (std::size_t s = 0; s < fit.model.support().size(); ++s)
+    W.row(fit.model.support()[s]) = fit.model.rows().row(static_cast<Eigen::Index>(s));
+  std::size_t max_column = 0;
+  for (Eigen::Index j = 0; j < problem.n_features(); ++j) max_column = std::max(max_column, problem.X.outer(j).size());
+  detail::CoordinateKernel<Loss, double, std::int32_t> kernel(Loss{}, problem, max_column, false);
+  kernel.set_scores(problem.X, &W, nullptr);
+  const auto d = static_cast<std::int32_t>(problem.n_features());
+  const ClassIndex K = problem.n_classes();
+  std::int64_t items = 0;
+  std::int32_t j = 0;
+  ClassIndex r = 0;
+  for (auto _ : state) {
+    const auto col = problem.X.outer(j);
+    const auto part = kernel.template partial<detail::CoordinateNeed::curvature>(col, r);
+    const auto change = kernel.template step<true>(col, r, 1e-3, part.gradient, part.curvature);
+    benchmark::DoNotOptimize(change);
+    kernel.undo(col, r);
+    items += static_cast<std::int64_t>(col.size());
+    if (++r == K) r = 0, j = (j + 1) % d;
+  }
+  state.SetItemsProcessed(items);
+}
+BENCHMARK_TEMPLATE(BM_coordinate_visit, OvrSquaredHinge);
+BENCHMARK_TEMPLATE(BM_coordinate_visit, SquaredHinge);
+BENCHMARK_TEMPLATE(BM_coordinate_visit, Logistic);
+BENCHMARK_TEMPLATE(BM_coordinate_visit, LeastSquares);
+
+/// The RDA visit's subgradient pass and untracked step on Crammer–Singer (a step and its reverse).
+void BM_coordinate_visit_crammer_singer(benchmark::State& state) {
+  const auto problem = dna().problem<Eigen::ColMajor>();
+  std::size_t max_column = 0;
+  for (Eigen::Index j = 0; j < problem.n_features(); ++j) max_column = std::max(max_column, problem.X.outer(j).size());
+  detail::CoordinateKernel<CrammerSinger, double, std::int32_t> kernel(CrammerSinger{}, problem, max_column, false);
+  kernel.set_scores(problem.X, nullptr, nullptr);
+  const auto d = static_cast<std::int32_t>(problem.n_features());
+  std::int64_t items = 0;
+  std::int32_t j = 0;
+  ClassIndex r = 0;
+  double z = 0.01;
+  for (auto _ : state) {
+    const auto col = problem.X.outer(j);
+    benchmark::DoNotOptimize(kernel.subgradient(col, r));
+    kernel.template step<false>(col, r, z);
+    items += static_cast<std::int64_t>(col.size());
+    if (++r == problem.n_classes()) r = 0, j = (j + 1) % d, z = -z;
+  }
+  state.SetItemsProcessed(items);
+}
+BENCHMARK(BM_coordinate_visit_crammer_singer);
+
+/// Ten epochs of a fit from W = 0 (one-vs-rest + L1 at LIBLINEAR's C = 1; RDA: Crammer–Singer).
+template <class Loss, class Variant>
+void BM_ten_epochs(benchmark::State& state) {
+  const auto problem = dna().problem<Eigen::ColMajor>();
+  SCD<Loss, L1, Variant> solver({}, {.lambda = 1.0 / 2000}, {.tol = 1e-12, .max_epochs = 10});
+  for (auto _ : state) benchmark::DoNotOptimize(solver.fit(problem).info.objective);
+}
+BENCHMARK_TEMPLATE(BM_ten_epochs, OvrSquaredHinge, Smooth)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_ten_epochs, OvrSquaredHinge, Adaptive)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_ten_epochs, CrammerSinger, NonsmoothRDA)->Unit(benchmark::kMillisecond);
+
+// ------------------------------------------------------------------------------------------------
+// scd-ls versus LIBLINEAR -s 5, in process.
+// ------------------------------------------------------------------------------------------------
+
+namespace ll {
+
+// LIBLINEAR 2.x's C interface (linear.h). `parameter` is declared up to init_sol (2.11+) and
+// padded with zeros, which covers the fields later versions append: every field the library
+// reads is defined (0, NULL = its default). The model is only passed back to the library.
+struct feature_node {
+  int index;
+  double value;
+};
+struct problem {
+  int l, n;
+  double* y;
+  feature_node** x;
+  double bias;
+};
+struct parameter {
+  int solver_type;
+  double eps, C;
+  int nr_weight;
+  int* weight_label;
+  double* weight;
+  double p;
+  double* init_sol;
+  double reserved[8];
+};
+struct model;
+
+struct Api {
+  model* (*train)(const problem*, const parameter*) = nullptr;
+  void (*free_and_destroy_model)(model**) = nullptr;
+  int (*save_model)(const char*, const model*) = nullptr;
+  void (*set_print_string_function)(void (*)(const char*)) = nullptr;
+  [[nodiscard]] bool ok() const { return train && free_and_destroy_model && save_model && set_print_string_function; }
+
+  static const Api& get() {
+    static const Api api = [] {
+      Api a;
+      void* handle = dlopen("liblinear.so.4", RTLD_NOW);
+      if (handle == nullptr) return a;
+      a.train = reinterpret_cast<decltype(a.train)>(dlsym(handle, "train"));
+      a.free_and_destroy_model = reinterpret_cast<decltype(a.free_and_destroy_model)>(dlsym(handle, "free_and_destroy_model"));
+      a.save_model = reinterpret_cast<decltype(a.save_model)>(dlsym(handle, "save_model"));
+      a.set_print_string_function =
+          reinterpret_cast<decltype(a.set_print_string_function)>(dlsym(handle, "set_print_string_function"));
+      if (a.set_print_string_function) a.set_print_string_function([](const char*) {});
+      return a;
+    }();
+    return api;
+  }
+};
+
+/// A Dataset in LIBLINEAR's layout (1-based indices, −1 terminated rows, labels as read).
+struct Problem {
+  std::vector<feature_node> nodes;
+  std::vector<feature_node*> rows;
+  std::vector<double> y;
+  problem prob{};
+
+  explicit Problem(const Dataset<double>& data) {
+    const auto X = data.csr();
+    nodes.reserve(static_cast<std::size_t>(data.nnz() + data.n_samples()));
+    std::vector<std::size_t> starts;
+    for (std::int32_t i = 0; i < data.n_samples(); ++i) {
+      starts.push_back(nodes.size());
+      for (auto [j, v] : X.outer(i)) nodes.push_back({static_cast<int>(j) + 1, v});
+      nodes.push_back({-1, 0.0});
+      y.push_back(static_cast<double>(data.encoder().labels()[static_cast<std::size_t>(data.labels().view().single(
+          static_cast<std::size_t>(i)))]));
+    }
+    for (const std::size_t s : starts) rows.push_back(nodes.data() + s);
+    prob = {static_cast<int>(data.n_samples()), static_cast<int>(data.n_features()), y.data(), rows.data(), -1.0};
+  }
+};
+
+parameter s5(double C) {
+  parameter p{};
+  p.solver_type = 5;  // L1R_L2LOSS_SVC
+  p.eps = 0.001;
+  p.C = C;
+  return p;
+}
+
+}  // namespace ll
+
+/// The benchmark sets, read once.
+const Dataset<double>* dataset(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Dataset<double>>> cache;
+  if (auto it = cache.find(name); it != cache.end()) return it->second.get();
+  const std::filesystem::path shared = SPARSEMC_SHARED_DATA;
+  std::unique_ptr<Dataset<double>> data;
+  if (name == "heart") {
+    const std::filesystem::path path = "/usr/share/doc/liblinear-tools/examples/heart_scale";
+    if (std::filesystem::exists(path)) data = std::make_unique<Dataset<double>>(io::read_libsvm<double>(path));
+  } else if (name == "news20-12") {
+    const auto path = shared / "multiclass" / "news20.t";
+    if (std::filesystem::exists(path)) {
+      const auto subset = std::filesystem::temp_directory_path() / ("news20-12." + std::to_string(::getpid()));
+      std::ifstream in(path);
+      std::ofstream out(subset);
+      for (std::string line; std::getline(in, line);)
+        if (line.rfind("1 ", 0) == 0 || line.rfind("2 ", 0) == 0) out << line << '\n';
+      out.close();
+      data = std::make_unique<Dataset<double>>(io::read_libsvm<double>(subset));
+      std::filesystem::remove(subset);
+    }
+  } else if (name == "dna") {
+    data = std::make_unique<Dataset<double>>(dna());
+  } else if (name == "sector") {
+    const auto path = shared / "multiclass" / "sector.scale.bz2";
+    if (std::filesystem::exists(path)) data = std::make_unique<Dataset<double>>(io::read_libsvm<double>(path));
+  }
+  return (cache[name] = std::move(data)).get();
+}
+
+/// F of (1) at LIBLINEAR's -s 5 model of a set (the target), computed once.
+double liblinear_target(const std::string& name, const Dataset<double>& data, const L1& penalty) {
+  static std::map<std::string, double> cache;
+  if (auto it = cache.find(name); it != cache.end()) return it->second;
+  const auto& api = ll::Api::get();
+  ll::Problem prob(data);
+  const ll::parameter param = ll::s5(1.0);
+  ll::model* model = api.train(&prob.prob, &param);
+  const auto file = std::filesystem::temp_directory_path() / ("scd_bench_ll." + std::to_string(::getpid()));
+  api.save_model(file.c_str(), model);
+  api.free_and_destroy_model(&model);
+  const auto imported = io::load_liblinear_model<double>(file);
+  std::filesystem::remove(file);
+  const auto K = static_cast<Eigen::Index>(data.n_classes());
+  ClassMatrix<double> dense = ClassMatrix<double>::Zero(data.n_features(), imported.n_classes());
+  for (std::size_t s = 0; s < imported.support().size(); ++s)
+    if (imported.support()[s] < data.n_features())
+      dense.row(imported.support()[s]) = imported.rows().row(static_cast<Eigen::Index>(s));
+  if (K == 2 && dense.col(0).isZero(0)) dense.col(0) = -dense.col(1);  // binary: the pair [w, −w]
+  ClassMatrix<double> W(data.n_features(), K), S;
+  for (Eigen::Index k = 0; k < K; ++k)
+    W.col(k) = dense.col(imported.class_of(data.encoder().labels()[static_cast<std::size_t>(k)]));
+  const double F = objective(OvrSquaredHinge{}, penalty, data.problem<Eigen::ColMajor>(), W, ClassVector<double>(), S).total();
+  return cache[name] = F;
+}
+
+void BM_liblinear_s5(benchmark::State& state, const std::string& name) {
+  const auto& api = ll::Api::get();
+  const Dataset<double>* data = dataset(name);
+  if (!api.ok() || data == nullptr) {
+    state.SkipWithError(!api.ok() ? "liblinear.so.4 not found (Debian package liblinear4)" : "data not found");
+    return;
+  }
+  ll::Problem prob(*data);
+  const ll::parameter param = ll::s5(1.0);
+  for (auto _ : state) {
+    ll::model* model = api.train(&prob.prob, &param);
+    api.free_and_destroy_model(&model);
+  }
+}
+
+void BM_scd_ls_to_liblinear(benchmark::State& state, const std::string& name, CoordinateOrder order) {
+  const auto& api = ll::Api::get();
+  const Dataset<double>* data = dataset(name);
+  if (!api.ok() || data == nullptr) {
+    state.SkipWithError(!api.ok() ? "liblinear.so.4 not found (Debian package liblinear4)" : "data not found");
+    return;
+  }
+  const L1 penalty{.lambda = 1.0 / static_cast<double>(data->n_samples()), .mu = 0};
+  const double target = liblinear_target(name, *data, penalty);
+  const auto problem = data->problem<Eigen::ColMajor>();  // converted before the timing
+  struct Stop {
+    double target;
+    bool end_epoch(const EpochReport& r) const { return r.objective <= target; }
+  };
+  SCD<OvrSquaredHinge, L1, Adaptive> solver({}, penalty, {.tol = 1e-12, .max_epochs = 1000000, .order = order});
+  Result<double> result;
+  for (auto _ : state) result = solver.fit(problem, Stop{target});
+  state.counters["epochs"] = static_cast<double>(result.info.epochs);
+  state.counters["F_over_F_liblinear"] = result.info.objective / target;
+}
+
+BENCHMARK_CAPTURE(BM_liblinear_s5, heart, std::string("heart"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_scd_ls_to_liblinear, heart, std::string("heart"), CoordinateOrder::uniform)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_scd_ls_to_liblinear, heart_cyclic, std::string("heart"), CoordinateOrder::permuted_cyclic)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_liblinear_s5, news20_12, std::string("news20-12"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_scd_ls_to_liblinear, news20_12, std::string("news20-12"), CoordinateOrder::uniform)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_scd_ls_to_liblinear, news20_12_cyclic, std::string("news20-12"), CoordinateOrder::permuted_cyclic)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_liblinear_s5, dna, std::string("dna"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_scd_ls_to_liblinear, dna, std::string("dna"), CoordinateOrder::uniform)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_scd_ls_to_liblinear, dna_cyclic, std::string("dna"), CoordinateOrder::permuted_cyclic)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_liblinear_s5, sector, std::string("sector"))->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_scd_ls_to_liblinear, sector, std::string("sector"), CoordinateOrder::uniform)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_scd_ls_to_liblinear, sector_cyclic, std::string("sector"), CoordinateOrder::permuted_cyclic)->Unit(benchmark::kSecond)->Iterations(1);
+
+// ------------------------------------------------------------------------------------------------
+// scd-rda versus fbpd: objective-versus-time traces.
+// ------------------------------------------------------------------------------------------------
+
+void BM_trace_rda_vs_fbpd(benchmark::State& state) {
+  const L1 penalty{.lambda = 1e-2, .mu = 0};
+  const char* path = std::getenv("SPARSEMC_SCD_TRACE");
+  std::ofstream out(path != nullptr ? path : "scd_rda_vs_fbpd.csv");
+  out << "solver,epoch,seconds,objective\n";
+  out.precision(17);
+  for (auto _ : state) {
+    History rda_history;
+    SCD<CrammerSinger, L1, NonsmoothRDA> rda({}, penalty, {.tol = 1e-12, .max_epochs = 2000});
+    const auto rda_result = rda.fit(dna().problem<Eigen::ColMajor>(), rda_history);
+    for (const auto& e : rda_history.epochs) out << "scd-rda," << e.epoch << ',' << e.seconds << ',' << e.objective << '\n';
+    state.counters["scd_rda_F"] = rda_result.info.objective;
+#ifdef SPARSEMC_SCD_BENCH_HAVE_FBPD
+    History fbpd_history;
+    FBPD<CrammerSinger, L1> fbpd({}, penalty, {.tol = 1e-9, .max_epochs = 20000});
+    const auto fbpd_result = fbpd.fit(dna().problem<Eigen::RowMajor>(), fbpd_history);
+    for (const auto& e : fbpd_history.epochs) out << "fbpd," << e.epoch << ',' << e.seconds << ',' << e.objective << '\n';
+    state.counters["fbpd_F"] = fbpd_result.info.objective;
+#endif
+  }
+}
+BENCHMARK(BM_trace_rda_vs_fbpd)->Unit(benchmark::kSecond)->Iterations(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();
