@@ -15,6 +15,7 @@
 #include "cli.hpp"
 #include "data.hpp"
 #include "registry/policies.hpp"
+#include "staged.hpp"
 
 namespace sparsemc::tools {
 namespace {
@@ -52,7 +53,11 @@ LinearModel<double> with_sorted_labels(const LinearModel<double>& model) {
 }
 
 int evaluate(EvalArgs& args) {
-  const LinearModel<double> model = with_sorted_labels(load_model<double>(args.model_file));
+  // A staged model (gls-cal, stagewise, gls on random features): `model` carries its labels.
+  std::optional<StagedModel<double>> staged;
+  if (is_staged_model_file(args.model_file)) staged = load_staged<double>(args.model_file);
+  const LinearModel<double> model =
+      staged ? label_carrier(*staged) : with_sorted_labels(load_model<double>(args.model_file));
   const auto& made = model.provenance();
   // Unset flags default to what the model records about its training (native models record
   // all four; LIBLINEAR models record no lambda and mu, and losses of their own naming).
@@ -65,11 +70,29 @@ int evaluate(EvalArgs& args) {
   };
   const auto losses = names_of(AllLosses{});
   const auto penalties = names_of(AllPenalties{});
-  require(args.loss, made.loss, std::find(losses.begin(), losses.end(), made.loss) != losses.end(), "--loss");
-  require(args.penalty, made.penalty, std::find(penalties.begin(), penalties.end(), made.penalty) != penalties.end(),
-          "--penalty");
-  require(args.lambda, made.lambda, std::isfinite(made.lambda), "--lambda");
-  require(args.mu, made.mu, std::isfinite(made.mu), "--mu");
+  if (staged) {
+    // Its loss and μ are recorded; it has no sparse penalty. Its classes stay in file order:
+    // the reader is given its label table.
+    const auto& rec = staged->provenance();
+    require(args.loss, rec.loss, rec.loss == Logistic::name || rec.loss == LeastSquares::name, "--loss");
+    if (*args.loss != Logistic::name && *args.loss != LeastSquares::name)
+      throw UsageError("--loss " + *args.loss + ": a staged model is evaluated with logistic or least-squares only");
+    if (args.penalty && *args.penalty != NoPenalty::name)
+      throw UsageError("--penalty " + *args.penalty + ": a staged model has no sparse penalty (none only)");
+    if (args.lambda && *args.lambda != 0.0)
+      throw UsageError("--lambda: a staged model has no sparse penalty (0 only)");
+    if (!std::is_sorted(staged->labels().begin(), staged->labels().end()))
+      throw InputError(args.model_file + ": a staged model's labels must be in increasing order");
+    args.penalty = std::string(NoPenalty::name);
+    args.lambda = 0.0;
+    require(args.mu, rec.mu, std::isfinite(rec.mu), "--mu");
+  } else {
+    require(args.loss, made.loss, std::find(losses.begin(), losses.end(), made.loss) != losses.end(), "--loss");
+    require(args.penalty, made.penalty,
+            std::find(penalties.begin(), penalties.end(), made.penalty) != penalties.end(), "--penalty");
+    require(args.lambda, made.lambda, std::isfinite(made.lambda), "--lambda");
+    require(args.mu, made.mu, std::isfinite(made.mu), "--mu");
+  }
 
   const LabelEncoder table(model.labels());
   Dataset<double> data = read_dataset<double>(args.data_file, {.zero_based = args.zero_based,
@@ -82,7 +105,10 @@ int evaluate(EvalArgs& args) {
     throw UsageError("--loss " + *args.loss + " is not defined for multilabel data (" + args.data_file + ")");
 
   ObjectiveValue value;
-  dispatch(AllLosses{}, AllPenalties{}, *args.loss, *args.penalty, [&]<class Loss, class Penalty>() {
+  if (staged) {
+    value = *args.loss == Logistic::name ? staged_objective<Logistic>(*staged, data, *args.mu)
+                                         : staged_objective<LeastSquares>(*staged, data, *args.mu);
+  } else dispatch(AllLosses{}, AllPenalties{}, *args.loss, *args.penalty, [&]<class Loss, class Penalty>() {
     Penalty penalty{};
     penalty.lambda = *args.lambda;
     penalty.mu = *args.mu;
@@ -118,7 +144,10 @@ int main(int argc, char** argv) {
       "sparsemc-eval: print objective (1) of MODEL (native or LIBLINEAR format) on DATA,\n"
       "  F(W) = (1/n) sum_i c_i loss(W'x_i + b, y_i) + lambda R(W) + (mu/2) ||W||_F^2,\n"
       "and its loss part (1/n) sum_i c_i loss and penalty part lambda R(W) + (mu/2)||W||^2, in double\n"
-      "precision. A bias feature recorded in the model is appended to DATA as in training.",
+      "precision. A bias feature recorded in the model is appended to DATA as in training.\n"
+      "A staged model (gls-cal, stagewise, gls on random features) gives the loss part at its\n"
+      "predictions (scores, for logistic) and, for a single uncalibrated stage (gls on random\n"
+      "features), the ridge (mu/2)||W||^2 on them: what its training reported.",
       "sparsemc-eval"};
   app.get_formatter()->column_width(30);
   app.add_option("DATA", args.data_file, wrap("data file (LIBSVM/SVMlight, plain, .gz or .bz2)"))->required();

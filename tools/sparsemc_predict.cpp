@@ -4,11 +4,13 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
 #include "data.hpp"
+#include "staged.hpp"
 
 namespace sparsemc::tools {
 namespace {
@@ -20,7 +22,11 @@ struct PredictArgs {
 };
 
 int predict(const PredictArgs& args) {
-  const LinearModel<double> model = load_model<double>(args.model_file);
+  // A staged model (gls-cal, stagewise, gls on random features) predicts through its chain;
+  // `model` then only carries its labels.
+  std::optional<StagedModel<double>> staged;
+  if (is_staged_model_file(args.model_file)) staged = load_staged<double>(args.model_file);
+  const LinearModel<double> model = staged ? label_carrier(*staged) : load_model<double>(args.model_file);
   if (args.top_k > model.n_classes())
     throw UsageError("--top-k: expects an integer from 1 to the model's " + std::to_string(model.n_classes()) +
                      " classes, got " + std::to_string(args.top_k));
@@ -29,7 +35,9 @@ int predict(const PredictArgs& args) {
   const Dataset<double> test = read_dataset<double>(
       args.test_file, {.zero_based = args.zero_based, .n_features = model.n_data_features(), .labels = &table});
   Stopwatch watch;
-  const ClassRanking top = model.top_k(test.csr(), static_cast<ClassIndex>(args.top_k));
+  const auto k = static_cast<ClassIndex>(args.top_k);
+  const ClassRanking top =
+      staged ? rank_scores<double>(staged->decision_function(test.csr()), k) : model.top_k(test.csr(), k);
   const double seconds = watch.seconds();
 
   if (!args.output_file.empty()) {
@@ -80,7 +88,7 @@ int main(int argc, char** argv) {
   using namespace sparsemc::tools;
   PredictArgs args;
   CLI::App app{
-      "sparsemc-predict: apply MODEL (native or LIBLINEAR format, recognised from its first line) to TEST\n"
+      "sparsemc-predict: apply MODEL (native, staged or LIBLINEAR format, recognised from its first line) to TEST\n"
       "(LIBSVM/SVMlight text, plain, .gz or .bz2; read with the model's features and label table),\n"
       "write the predicted labels to OUTPUT and print the accuracy (multiclass) or precision@k\n"
       "(multilabel) against TEST's labels. Labels the model never saw count as misses.",

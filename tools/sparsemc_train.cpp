@@ -19,6 +19,7 @@
 #include "cli.hpp"
 #include "data.hpp"
 #include "registry/registry.hpp"
+#include "staged.hpp"
 
 namespace sparsemc::tools {
 namespace {
@@ -102,6 +103,48 @@ void print_path_line(std::ostream& out, const Result<Scalar>& r, double lambda, 
   out << '\n';
 }
 
+/// The summary of a staged fit (gls-cal, stagewise, gls on random features): as a linear one's,
+/// with the number of stages instead of the sparsity.
+template <class Scalar>
+nlohmann::json staged_json(const StagedResult<Scalar>& r, const FitSettings& s, const std::optional<TestScore>& test) {
+  nlohmann::json j = fit_json(Result<Scalar>{{}, r.info}, s, test);
+  j["solver"] = r.model.provenance().solver;
+  j["stages"] = r.model.stages().size();
+  j.erase("nnz");
+  j.erase("nnz_rows");
+  return j;
+}
+
+template <class Scalar>
+void print_staged_summary(std::ostream& out, const StagedResult<Scalar>& r, const FitSettings& s,
+                          const std::optional<TestScore>& test) {
+  const auto& info = r.info;
+  out << std::setprecision(10) << "solver " << r.model.provenance().solver << "  loss " << s.loss << "  mu " << s.mu
+      << '\n'
+      << "status " << to_string(info.status) << " after " << info.epochs << " epochs, " << info.measure_name << ' '
+      << std::setprecision(3) << info.measure << '\n'
+      << std::setprecision(10) << "objective " << info.objective << '\n'
+      << "staged model: " << r.model.stages().size() << " stages over " << r.model.n_features() << " features\n"
+      << std::setprecision(4) << "train time " << info.seconds << " s\n";
+  if (test) out << "test " << describe(*test) << '\n';
+}
+
+/// Trains a solver whose model is a StagedModel and saves it (staged format).
+template <class Scalar>
+int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data, const std::optional<Dataset<Scalar>>& test) {
+  const StagedFitFunction<Scalar> fit = spec.staged_fit<Scalar>(args.fit.loss, args.fit.penalty);
+  ToolCallback callback{args.verbose ? &std::cerr : nullptr};
+  StagedResult<Scalar> result = fit(data, args.fit, callback);
+  std::optional<TestScore> score;
+  if (test) score = score_staged(result.model, *test);
+  if (args.json) std::cout << staged_json(result, args.fit, score).dump() << std::endl;
+  else print_staged_summary(std::cout, result, args.fit, score);
+  if (result.info.status == Status::numerical_issue)
+    throw NumericalError("the solver stopped on non-finite values (status numerical_issue); the model was not saved");
+  save_staged(result.model, args.model_file);
+  return exit_ok;
+}
+
 /// Trains (one λ or a path) in the given precision; returns the exit status.
 template <class Scalar>
 int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>& path) {
@@ -119,6 +162,7 @@ int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>
                                                  .n_features = data_features,
                                                  .labels = &data.encoder(),
                                                  .multilabel = data.multilabel()});
+  if (spec.writes_staged(args.fit)) return train_staged(args, spec, data, test);
 
   const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
   ToolCallback callback{args.verbose ? &std::cerr : nullptr};
@@ -241,6 +285,30 @@ int main(int argc, char** argv) {
                       "(default: all 1)"))
       ->type_name("LABEL:W")
       ->allow_extra_args(false);
+  app.add_option_function<std::int64_t>(
+         "--block-size", [&](std::int64_t v) { args.fit.block_size = v; },
+         wrap("stagewise: features per stage, P, an integer >= 1 (default 512, or D of --features rff:D when "
+              "smaller)"))
+      ->type_name("P")
+      ->check(integer_at_least(1));
+  app.add_option_function<std::int64_t>(
+         "--stages", [&](std::int64_t v) { args.fit.stages = v; },
+         wrap("stagewise: the number of stages T, an integer >= 1 (default D/P with --features rff:D, else 8)"))
+      ->type_name("T")
+      ->check(integer_at_least(1));
+  app.add_option("--features", args.fit.features,
+                 wrap("gls, gls-cal, stagewise: the features fitted — original (default of gls, gls-cal), "
+                      "rff[:D[:BANDWIDTH]] (random Fourier features of the Gaussian kernel exp(-|x-x'|^2/(2 "
+                      "BANDWIDTH^2)), D of them (gls, gls-cal: D required; stagewise: D = T*P), BANDWIDTH > 0 "
+                      "(default sqrt of the mean squared distance to the mean), seeded by --seed; the default of "
+                      "stagewise), or for stagewise blocks of original features: sample (without replacement), "
+                      "sample-replace, frequent (most frequent first, for text). gls with rff, gls-cal and "
+                      "stagewise write a staged model (the chain and its generator), which sparsemc-predict and "
+                      "sparsemc-eval read"))
+      ->type_name("GEN");
+  app.add_flag("--calibrate", args.fit.calibrate,
+               wrap("stagewise with --loss least-squares: calibrate every stage (Algorithm 2's cubic link and "
+                    "simplex projection) (default off)"));
   app.add_flag("--zero-based", args.zero_based, wrap("feature indices in the files start at 0 (default: at 1)"));
   app.add_flag("--float", args.use_float, wrap("compute in single precision (default: double)"));
   app.add_option("--model-format", args.model_format,
@@ -268,6 +336,29 @@ int main(int argc, char** argv) {
 
   return run_tool("sparsemc-train", app, argc, argv, [&] {
     const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
+    // The options only some solvers take: name the solvers that do.
+    const auto only_for = [&](const char* flag, bool given) {
+      if (!given || spec.takes(flag)) return;
+      std::string takers;
+      for (const auto& s : Registry::solvers())
+        if (s.takes(flag)) takers += (takers.empty() ? "" : ", ") + s.name;
+      throw UsageError(std::string(flag) + ": applies to --solver " + takers + " only, not " + spec.name);
+    };
+    only_for("--block-size", args.fit.block_size.has_value());
+    only_for("--stages", args.fit.stages.has_value());
+    only_for("--features", !args.fit.features.empty());
+    only_for("--calibrate", args.fit.calibrate);
+    if (spec.writes_staged(args.fit)) {
+      // A staged model has its own file format and no λ.
+      if (!args.path.empty()) throw UsageError("--path: --solver " + spec.name + " has no lambda to vary");
+      if (args.model_format != "native")
+        throw UsageError("--model-format " + args.model_format + ": --solver " + spec.name +
+                         " writes a staged model (the chain of stages and its feature generator), which has one "
+                         "format only; drop --model-format");
+      if (args.bias >= 0)
+        throw UsageError("--bias: --solver " + spec.name + " writes a staged model, which records no bias feature; "
+                         "use --intercept");
+    }
     const std::optional<PathSpec> path = parse_path(args.path);
     if (path && args.fit.penalty == sparsemc::NoPenalty::name)
       throw UsageError("--path: --penalty none has no lambda to vary; choose --penalty " +

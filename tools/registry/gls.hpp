@@ -1,16 +1,137 @@
 #pragma once
 /// \file gls.hpp
-/// Registers `gls`: GLS<Link>, generalized least squares (Agarwal et al. 2014, Algorithm 1;
-/// solver/gls/gls.hpp) — preconditioned by the factorised second moment (LΣ̂ + μI)⁻¹, for
-/// the logistic loss (softmax link) and least squares (identity link: the ridge solution in
-/// one step) with the ridge μ only (--penalty none). Meant for dense, ill-conditioned
-/// features with d up to a few thousand (Σ̂ is d × d). Never picked by auto.
+/// Registers the generalized least squares family (Agarwal et al. 2014; solver/gls/):
+///
+/// - `gls`: GLS<Link>, Algorithm 1 (Nesterov-accelerated) — steps preconditioned by the
+///   factorised second moment (LΣ̂ + μI)⁻¹, for the logistic loss (softmax link) and least
+///   squares (identity link: the ridge solution in one step), ridge μ only (--penalty none).
+///   With `--features rff:D[:BANDWIDTH]` it fits on D random Fourier features of the data and
+///   writes a staged model (the generator's seed, D and bandwidth, then W).
+/// - `gls-cal`: CalibratedLS, Algorithm 2 (least squares with a learned polynomial link and the
+///   simplex projection), on the original features or on `--features rff:D[:BANDWIDTH]`.
+/// - `stagewise`: Stagewise<Link>, Algorithm 3 — `--stages` blocks of `--block-size` features
+///   from the generator `--features` (rff[:D[:BANDWIDTH]], sample, sample-replace, frequent),
+///   each fitted by Algorithm 1 (`--calibrate`: Algorithm 2's calibration after every stage).
+///
+/// gls-cal and stagewise always write staged models (model/staged_model.hpp,
+/// io/staged_model_io.hpp), which sparsemc-predict and sparsemc-eval recognise. Meant for dense,
+/// ill-conditioned features with d (or D, or the block size) up to a few thousand: Σ̂ is d × d.
+/// Never picked by auto.
 
+#include <sparsemc/solver/gls/calibrated_ls.hpp>
 #include <sparsemc/solver/gls/gls.hpp>
+#include <sparsemc/solver/gls/stagewise.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "registry.hpp"
 
 namespace sparsemc::tools {
+
+namespace gls_tools {
+
+/// The feature generator given by --features.
+struct FeatureSpec {
+  enum class Kind { original, rff, sample, sample_replace, frequent };
+  Kind kind = Kind::original;
+  std::int64_t dim = 0;   ///< rff: D, the number of random features (0: not given)
+  double bandwidth = 0;   ///< rff: σ (0: the default, σ² = (1/n) Σ‖x_i − x̄‖²)
+};
+
+inline constexpr const char* features_grammar =
+    "original, rff[:D[:BANDWIDTH]] (D >= 1 random Fourier features, BANDWIDTH > 0), sample, sample-replace or "
+    "frequent";
+
+/// Parses --features; nullopt (with `why` set) when the text is not in the grammar.
+inline std::optional<FeatureSpec> parse_features(const std::string& text, std::string& why) {
+  using Kind = FeatureSpec::Kind;
+  FeatureSpec f;
+  const std::string_view t = text;
+  if (t.empty() || t == "original") return f;
+  if (t == "sample") return f.kind = Kind::sample, f;
+  if (t == "sample-replace") return f.kind = Kind::sample_replace, f;
+  if (t == "frequent") return f.kind = Kind::frequent, f;
+  if (t.substr(0, 3) == "rff" && (t.size() == 3 || t[3] == ':')) {
+    f.kind = Kind::rff;
+    if (t.size() == 3) return f;
+    const std::string_view rest = t.substr(4);
+    const auto colon = rest.find(':');
+    const std::string_view d = rest.substr(0, colon);
+    long long dim = 0;
+    bool ok = d.empty() || (tools::detail::parse_all(d, dim) && dim >= 1 && dim <= 100000000);
+    f.dim = dim;
+    if (ok && colon != std::string_view::npos) {
+      const std::string_view b = rest.substr(colon + 1);
+      ok = b.empty() || (tools::detail::parse_all(b, f.bandwidth) && std::isfinite(f.bandwidth) && f.bandwidth > 0);
+    }
+    if (ok) return f;
+  }
+  why = "--features: expects " + std::string(features_grammar) + ", got '" + text + "'";
+  return std::nullopt;
+}
+
+/// The staged model with class k labelled `labels[k]` in every stage.
+template <class Scalar>
+StagedModel<Scalar> relabel(const StagedModel<Scalar>& model, const std::vector<Label>& labels) {
+  StagedModel<Scalar> out(model.n_features(), labels, model.calibration_degree());
+  for (const auto& stage : model.stages()) {
+    auto copy = stage;
+    copy.linear = tools::detail::relabel(stage.linear, labels);
+    out.add_stage(std::move(copy));
+  }
+  out.provenance() = model.provenance();
+  return out;
+}
+
+/// The random Fourier features of --features rff:D[:BANDWIDTH] for the data (seed: --seed, or 0).
+template <class Scalar>
+RandomFourierFeatures<Scalar> make_rff(const Dataset<Scalar>& data, const FeatureSpec& f, const FitSettings& s) {
+  const double sigma = f.bandwidth > 0 ? f.bandwidth : rff_default_bandwidth(data.csr().eigen());
+  return RandomFourierFeatures<Scalar>(s.seed.value_or(0), data.n_features(), f.dim, sigma);
+}
+
+/// A model over the D random features → the staged model over the data's features: every stage
+/// reads φ(x) from the same generator.
+template <class Scalar>
+StagedModel<Scalar> on_random_features(const StagedModel<Scalar>& fitted, const RandomFourierFeatures<Scalar>& rff,
+                                       std::int64_t n_features, const std::vector<Label>& labels) {
+  StagedModel<Scalar> out(n_features, labels, fitted.calibration_degree());
+  for (const auto& stage : fitted.stages()) {
+    typename StagedModel<Scalar>::Stage copy;
+    copy.features = StagedModel<Scalar>::Features::rff;
+    copy.rff = rff;
+    copy.linear = tools::detail::relabel(stage.linear, labels);
+    copy.calibration = stage.calibration;
+    out.add_stage(std::move(copy));
+  }
+  out.provenance() = fitted.provenance();
+  return out;
+}
+
+/// The rows X of the dense φ(X) as a DenseProblem with the data's labels and costs.
+template <class Matrix, class Prob>
+auto dense_problem(const Matrix& Z, const Prob& problem) {
+  return DenseProblem<typename Matrix::Scalar>{{Z.data(), Z.rows(), Z.cols()}, problem.y, problem.sample_weights};
+}
+
+/// Builds a solver from the settings as `tools::detail::fit_with` does.
+template <class Solver, class Loss, class Family>
+Solver make_solver(const FitSettings& s) {
+  typename Solver::Options options{};
+  tools::detail::apply_common(options, s);
+  Family::configure(options, s);
+  options.validate();
+  NoPenalty ridge{};
+  ridge.mu = s.mu;
+  if constexpr (std::is_same_v<Solver, CalibratedLS>) return Solver(LeastSquares{}, ridge, options);
+  else return Solver(Loss{}, ridge, options);
+}
+
+}  // namespace gls_tools
 
 struct GlsFamily {
   template <class Loss, class Penalty>
@@ -21,15 +142,158 @@ struct GlsFamily {
   static constexpr const char* name = "gls";
   static constexpr const char* summary =
       "generalized least squares (Agarwal et al. 2014, Alg. 1, Nesterov-accelerated): steps preconditioned by "
-      "the factorised d x d second moment; stops on the relative gradient norm";
+      "the factorised d x d second moment; stops on the relative gradient norm; --features rff:D[:BANDWIDTH] fits "
+      "on D random Fourier features (a staged model)";
+  static constexpr const char* extra_options[] = {"--features"};
   /// The accelerated variant: fewer iterations at the same cost per iteration.
   template <class Options>
   static void configure(Options& o, const FitSettings&) {
     o.accelerated = true;
   }
   static int auto_priority(const FitSettings&) { return 0; }
+  static std::string requirement(const FitSettings& s) {
+    std::string why;
+    const auto f = gls_tools::parse_features(s.features, why);
+    if (!f) return why;
+    using Kind = gls_tools::FeatureSpec::Kind;
+    if (f->kind != Kind::original && f->kind != Kind::rff)
+      return "takes --features original or rff:D[:BANDWIDTH], got '" + s.features + "'";
+    if (f->kind == Kind::rff && f->dim == 0) return "needs the number D of random features: --features rff:D[:BANDWIDTH]";
+    return "";
+  }
+  static bool staged(const FitSettings& s) {
+    std::string why;
+    const auto f = gls_tools::parse_features(s.features, why);
+    return f && f->kind == gls_tools::FeatureSpec::Kind::rff;
+  }
+  /// GLS on φ(X), D random Fourier features: one uncalibrated stage reading φ(x).
+  template <class Loss, class Penalty, class Scalar>
+  static StagedResult<Scalar> fit_staged(const Dataset<Scalar>& data, const FitSettings& s, ToolCallback& callback) {
+    std::string why;
+    const auto f = *gls_tools::parse_features(s.features, why);
+    const auto rff = gls_tools::make_rff(data, f, s);
+    const auto problem = data.template problem<Eigen::RowMajor>();
+    const auto Z = rff.transform(problem.X.eigen());
+    const auto solver = gls_tools::make_solver<GLS<Loss>, Loss, GlsFamily>(s);
+    Result<Scalar> r = solver.fit(gls_tools::dense_problem(Z, problem), callback);
+    StagedModel<Scalar> model(data.n_features(), data.encoder().labels(), 3);
+    typename StagedModel<Scalar>::Stage stage;
+    stage.features = StagedModel<Scalar>::Features::rff;
+    stage.rff = rff;
+    stage.linear = tools::detail::relabel(r.model, data.encoder().labels());
+    model.add_stage(std::move(stage));
+    model.provenance() = r.model.provenance();
+    return {std::move(model), r.info};
+  }
+};
+
+struct GlsCalFamily {
+  template <class Loss, class Penalty>
+  using Solver = CalibratedLS;
+  using Losses = TypeList<LeastSquares>;
+  using Penalties = TypeList<NoPenalty>;
+  static constexpr int layout = Eigen::RowMajor;
+  static constexpr const char* name = "gls-cal";
+  static constexpr const char* summary =
+      "calibrated least squares (Agarwal et al. 2014, Alg. 2): residual least-squares fits alternating with a "
+      "cubic calibration and the simplex projection; stops on the relative decrease of the square loss; "
+      "--features rff:D[:BANDWIDTH] fits on D random Fourier features; writes a staged model";
+  static constexpr bool staged_only = true;
+  static constexpr const char* extra_options[] = {"--features"};
+  template <class Options>
+  static void configure(Options&, const FitSettings&) {}
+  static int auto_priority(const FitSettings&) { return 0; }
+  static std::string requirement(const FitSettings& s) { return GlsFamily::requirement(s); }
+  static bool staged(const FitSettings&) { return true; }
+  template <class Loss, class Penalty, class Scalar>
+  static StagedResult<Scalar> fit_staged(const Dataset<Scalar>& data, const FitSettings& s, ToolCallback& callback) {
+    std::string why;
+    const auto f = *gls_tools::parse_features(s.features, why);
+    const auto solver = gls_tools::make_solver<CalibratedLS, Loss, GlsCalFamily>(s);
+    const auto problem = data.template problem<Eigen::RowMajor>();
+    const auto& labels = data.encoder().labels();
+    if (f.kind != gls_tools::FeatureSpec::Kind::rff) {
+      StagedResult<Scalar> r = solver.fit(problem, callback);
+      r.model = gls_tools::relabel(r.model, labels);
+      return r;
+    }
+    const auto rff = gls_tools::make_rff(data, f, s);
+    const auto Z = rff.transform(problem.X.eigen());
+    StagedResult<Scalar> r = solver.fit(gls_tools::dense_problem(Z, problem), callback);
+    r.model = gls_tools::on_random_features(r.model, rff, data.n_features(), labels);
+    return r;
+  }
+};
+
+struct StagewiseFamily {
+  template <class Loss, class Penalty>
+  using Solver = Stagewise<Loss>;
+  using Losses = TypeList<LeastSquares, Logistic>;
+  using Penalties = TypeList<NoPenalty>;
+  static constexpr int layout = Eigen::RowMajor;
+  static constexpr const char* name = "stagewise";
+  static constexpr const char* summary =
+      "stagewise regression (Agarwal et al. 2014, Alg. 3): --stages T blocks of --block-size P features from "
+      "--features rff[:D[:BANDWIDTH]] (default rff; D = T*P), sample, sample-replace or frequent, each fitted "
+      "to the residual by Alg. 1 (--max-epochs = GLS iterations per block, logistic); --calibrate (least "
+      "squares): calibrated stages; writes a staged model";
+  static constexpr bool staged_only = true;
+  static constexpr const char* extra_options[] = {"--block-size", "--stages", "--features", "--calibrate"};
+  /// --max-epochs is the GLS iteration budget of every block (StagewiseOptions::inner_epochs).
+  static constexpr std::int64_t default_max_epochs = StagewiseOptions{}.inner_epochs;
+
+  /// (stages, block size) from --stages, --block-size and D of --features rff:D.
+  static std::pair<std::int64_t, std::int64_t> shape(const FitSettings& s, const gls_tools::FeatureSpec& f) {
+    const StagewiseOptions defaults{};
+    const std::int64_t p = s.block_size.value_or(f.dim > 0 ? std::min(f.dim, defaults.block_size) : defaults.block_size);
+    const std::int64_t T = s.stages.value_or(f.dim > 0 ? (f.dim + p - 1) / p : defaults.max_epochs);
+    return {T, p};
+  }
+  template <class Options>
+  static void configure(Options& o, const FitSettings& s) {
+    std::string why;
+    const auto f = *gls_tools::parse_features(s.features, why);
+    using Kind = gls_tools::FeatureSpec::Kind;
+    const auto [T, p] = shape(s, f);
+    o.max_epochs = T;
+    o.block_size = p;
+    o.inner_epochs = s.max_epochs.value_or(StagewiseOptions{}.inner_epochs);
+    o.calibrate = s.calibrate;
+    o.bandwidth = f.bandwidth;
+    o.features = f.kind == Kind::sample           ? StagewiseFeatures::sample_without_replacement
+                 : f.kind == Kind::sample_replace ? StagewiseFeatures::sample_with_replacement
+                 : f.kind == Kind::frequent       ? StagewiseFeatures::most_frequent_first
+                                                  : StagewiseFeatures::rff;
+  }
+  static int auto_priority(const FitSettings&) { return 0; }
+  static std::string requirement(const FitSettings& s) {
+    std::string why;
+    const auto f = gls_tools::parse_features(s.features, why);
+    if (!f) return why;
+    using Kind = gls_tools::FeatureSpec::Kind;
+    if (f->kind == Kind::original && !s.features.empty())
+      return "takes --features rff[:D[:BANDWIDTH]], sample, sample-replace or frequent, got 'original'";
+    if (f->dim > 0) {
+      const auto [T, p] = shape(s, *f);
+      if (T * p != f->dim)
+        return "draws --stages T blocks of --block-size P random features: --features rff:" + std::to_string(f->dim) +
+               " needs D = T*P, got T = " + std::to_string(T) + ", P = " + std::to_string(p);
+    }
+    if (s.calibrate && s.loss != LeastSquares::name) return "--calibrate needs --loss least-squares";
+    return "";
+  }
+  static bool staged(const FitSettings&) { return true; }
+  template <class Loss, class Penalty, class Scalar>
+  static StagedResult<Scalar> fit_staged(const Dataset<Scalar>& data, const FitSettings& s, ToolCallback& callback) {
+    const auto solver = gls_tools::make_solver<Stagewise<Loss>, Loss, StagewiseFamily>(s);
+    StagedResult<Scalar> r = solver.fit(data.template problem<Eigen::RowMajor>(), callback);
+    r.model = gls_tools::relabel(r.model, data.encoder().labels());
+    return r;
+  }
 };
 
 inline const bool gls_registered = Registry::add(make_spec<GlsFamily>());
+inline const bool gls_cal_registered = Registry::add(make_spec<GlsCalFamily>());
+inline const bool stagewise_registered = Registry::add(make_spec<StagewiseFamily>());
 
 }  // namespace sparsemc::tools

@@ -36,6 +36,13 @@
 ///   }
 /// \endcode
 ///
+/// A family whose fit returns a `StagedModel` (model/staged_model.hpp: calibrated least squares,
+/// stagewise regression, or a fit on random Fourier features) also defines
+/// `fit_staged<Loss, Penalty, Scalar>(data, settings, callback)` returning a StagedResult and
+/// `staged(settings)` saying when that fit is the one to run (always, for a family that sets
+/// `static constexpr bool staged_only = true` and has no linear fit); it lists the extra options
+/// it takes (`--block-size`, `--stages`, `--features`, `--calibrate`) in `extra_options`.
+///
 /// Registration runs during static initialisation, before main(); tools/CMakeLists.txt compiles
 /// each family listed in families.hpp as a translation unit of its own. The table is kept sorted
 /// by solver name.
@@ -57,6 +64,7 @@
 #include <sparsemc/core/callbacks.hpp>
 #include <sparsemc/data/dataset.hpp>
 #include <sparsemc/model/linear_model.hpp>
+#include <sparsemc/model/staged_model.hpp>
 #include <sparsemc/solver/objective.hpp>
 
 #include "../cli.hpp"
@@ -78,6 +86,11 @@ struct FitSettings {
   std::optional<double> eta;                  ///< Options::eta of fbpd-epi (--eta): (1/n) Σ c_i ℓ_i ≤ η
   int threads = 1;                            ///< Options::threads where a solver has it
   bool fit_intercept = false;                 ///< Options::fit_intercept (--intercept)
+  // The generalized least squares family's own settings (see tools/registry/gls.hpp).
+  std::optional<std::int64_t> block_size;     ///< --block-size: features per stage (stagewise)
+  std::optional<std::int64_t> stages;         ///< --stages: number of stages (stagewise)
+  std::string features;                       ///< --features: the feature generator ("" = solver's default)
+  bool calibrate = false;                     ///< --calibrate: calibrated stages (stagewise)
 };
 
 /// The per-epoch callback the tools pass to every fit: prints progress with --verbose.
@@ -94,6 +107,10 @@ template <class Scalar>
 using FitFunction = Result<Scalar> (*)(const Dataset<Scalar>&, const FitSettings&, const LinearModel<Scalar>*,
                                        ToolCallback&);
 
+/// A type-erased fit whose model is a `StagedModel` (a chain of stages or random features).
+template <class Scalar>
+using StagedFitFunction = StagedResult<Scalar> (*)(const Dataset<Scalar>&, const FitSettings&, ToolCallback&);
+
 /// One registered solver.
 struct SolverSpec {
   std::string name;                    ///< --solver NAME
@@ -109,9 +126,31 @@ struct SolverSpec {
   std::string (*requirement)(const FitSettings&) = nullptr;  ///< "" when the settings suit it
   std::map<std::pair<std::string, std::string>, FitFunction<float>> fit_float;
   std::map<std::pair<std::string, std::string>, FitFunction<double>> fit_double;
+  /// Families with a staged fit: the settings under which it runs instead of the linear fit.
+  bool (*staged)(const FitSettings&) = nullptr;
+  std::map<std::pair<std::string, std::string>, StagedFitFunction<float>> staged_float;
+  std::map<std::pair<std::string, std::string>, StagedFitFunction<double>> staged_double;
+  /// The options beyond the common ones that it takes ("--block-size", "--features", …).
+  std::vector<std::string> extra_options;
 
   [[nodiscard]] bool accepts(const std::string& loss, const std::string& penalty) const {
-    return fit_double.count({loss, penalty}) != 0;
+    return fit_double.count({loss, penalty}) != 0 || staged_double.count({loss, penalty}) != 0;
+  }
+  /// True when a fit with these settings returns a StagedModel (use staged_fit, not fit).
+  [[nodiscard]] bool writes_staged(const FitSettings& s) const { return staged != nullptr && staged(s); }
+  /// True when it takes the extra option `flag` ("--stages").
+  [[nodiscard]] bool takes(std::string_view flag) const {
+    return std::find(extra_options.begin(), extra_options.end(), flag) != extra_options.end();
+  }
+  /// The staged fit for a (loss, penalty) pair; null when not accepted.
+  template <class Scalar>
+  [[nodiscard]] StagedFitFunction<Scalar> staged_fit(const std::string& loss, const std::string& penalty) const {
+    const auto& table = [&]() -> const auto& {
+      if constexpr (std::is_same_v<Scalar, float>) return staged_float;
+      else return staged_double;
+    }();
+    const auto it = table.find({loss, penalty});
+    return it == table.end() ? nullptr : it->second;
   }
   /// The fit for a (loss, penalty) pair; null when not accepted.
   template <class Scalar>
@@ -285,6 +324,19 @@ void fill_tables(SolverSpec& spec, TypeList<Losses...>, TypeList<Penalties...>) 
   (one_loss.template operator()<Losses>(), ...);
 }
 
+template <class Family, class... Losses, class... Penalties>
+void fill_staged_tables(SolverSpec& spec, TypeList<Losses...>, TypeList<Penalties...>) {
+  auto one_loss = [&]<class Loss>() {
+    auto one_penalty = [&]<class Penalty>() {
+      const std::pair<std::string, std::string> key{std::string(Loss::name), std::string(Penalty::name)};
+      spec.staged_float[key] = &Family::template fit_staged<Loss, Penalty, float>;
+      spec.staged_double[key] = &Family::template fit_staged<Loss, Penalty, double>;
+    };
+    (one_penalty.template operator()<Penalties>(), ...);
+  };
+  (one_loss.template operator()<Losses>(), ...);
+}
+
 template <class... Types>
 struct First;
 template <class T, class... Rest>
@@ -329,11 +381,20 @@ SolverSpec make_spec() {
     spec.intercept = requires { defaults.fit_intercept; };
   spec.seeded = requires { defaults.seed; };
   if constexpr (requires { defaults.tol; }) spec.default_tol = static_cast<double>(defaults.tol);
-  if constexpr (requires { defaults.max_epochs; })
+  if constexpr (requires { Family::default_max_epochs; })
+    spec.default_max_epochs = Family::default_max_epochs;  // when --max-epochs means something else
+  else if constexpr (requires { defaults.max_epochs; })
     spec.default_max_epochs = static_cast<std::int64_t>(defaults.max_epochs);
   spec.auto_priority = &Family::auto_priority;
   if constexpr (requires { &Family::requirement; }) spec.requirement = &Family::requirement;
-  detail::fill_tables<Family>(spec, typename Family::Losses{}, typename Family::Penalties{});
+  if constexpr (requires { Family::extra_options; })
+    for (const char* flag : Family::extra_options) spec.extra_options.emplace_back(flag);
+  constexpr bool staged_only = requires { requires Family::staged_only; };
+  if constexpr (!staged_only) detail::fill_tables<Family>(spec, typename Family::Losses{}, typename Family::Penalties{});
+  if constexpr (requires { &Family::staged; }) {
+    spec.staged = &Family::staged;
+    detail::fill_staged_tables<Family>(spec, typename Family::Losses{}, typename Family::Penalties{});
+  }
   return spec;
 }
 

@@ -206,7 +206,14 @@ template <RealScalar Scalar = double>
       const auto sigma = in.number<double>("the bandwidth");
       if (p < 1 || !(sigma > 0)) in.fail(0, "random features need p >= 1 and a bandwidth > 0");
       stage.features = Model::Features::rff;
-      stage.rff = RandomFourierFeatures<Scalar>(seed, n_features, p, sigma);
+      // Consecutive stages on the same features (calibrated least squares on φ(x)) copy the
+      // previous stage's generator instead of drawing it again.
+      const auto& done = model.stages();
+      if (!done.empty() && done.back().features == Model::Features::rff && done.back().rff.seed == seed &&
+          done.back().rff.output_dim == p && done.back().rff.bandwidth == sigma)
+        stage.rff = done.back().rff;
+      else
+        stage.rff = RandomFourierFeatures<Scalar>(seed, n_features, p, sigma);
     } else if (kind.text != "original") {
       in.fail(kind.column, "expected 'original' or 'rff', got " + detail::TextCursor::quote(kind.text));
     }

@@ -94,6 +94,20 @@ struct RandomFourierFeatures {
   }
 };
 
+/// The default bandwidth of the random Fourier features: σ with σ² = (1/n) Σ_i ‖x_i − x̄‖²
+/// (half the mean squared distance between two samples; 1 when the samples coincide). X: any
+/// Eigen expression with samples in rows (a sparse map, a dense matrix).
+template <class Design>
+[[nodiscard]] double rff_default_bandwidth(const Design& X) {
+  using Scalar = typename Design::Scalar;
+  const auto n = static_cast<double>(X.rows());
+  if (n == 0) return 1.0;
+  const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> ones = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>::Ones(X.rows());
+  const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> mean = (X.transpose() * ones) / static_cast<Scalar>(n);
+  const double spread = static_cast<double>(X.squaredNorm()) / n - static_cast<double>(mean.squaredNorm());
+  return spread > 0.0 ? std::sqrt(spread) : 1.0;
+}
+
 /// u(ỹ) = [ỹ, ỹ², …, ỹ^m, 1] for every row of `Y` (n × K) into `U` (n × (mK + 1)).
 template <class Scalar>
 void calibration_basis(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& Y, int degree,
@@ -187,20 +201,36 @@ class StagedModel {
     } else {
       Y += stage.linear.decision_function(stage.rff.transform(eigen_of(X)));
     }
-    if (stage.calibration.size() > 0) {
-      RowMatrix U;
-      calibration_basis(Y, degree_, U);
-      Y.noalias() = U * stage.calibration;
-      clip_rows_to_simplex(Y);
-    }
+    if (stage.calibration.size() > 0) calibrate(stage, Y);
   }
 
   /// ŷ⁽ᵀ⁾ (n × K) for the samples X (CsrView, CscView or dense row-major matrix).
+  /// Consecutive stages on the same random features (calibrated least squares on φ(x)) share
+  /// one transform.
   template <class Design>
   [[nodiscard]] RowMatrix decision_function(const Design& X) const {
     RowMatrix Y = RowMatrix::Zero(X.rows(), n_classes());
-    for (std::size_t t = 0; t < stages_.size(); ++t) apply_stage(t, X, Y);
+    RowMatrix Z;  // φ(X) of the last random-feature stage
+    const RandomFourierFeatures<Scalar>* made = nullptr;
+    for (std::size_t t = 0; t < stages_.size(); ++t) {
+      const Stage& stage = stages_[t];
+      if (stage.features == Features::original) {
+        apply_stage(t, X, Y);
+        continue;
+      }
+      if (made == nullptr || !same_generator(*made, stage.rff)) {
+        Z = stage.rff.transform(eigen_of(X));
+        made = &stage.rff;
+      }
+      Y += stage.linear.decision_function(Z);
+      if (stage.calibration.size() > 0) calibrate(stage, Y);
+    }
     return Y;
+  }
+
+  /// True when two generators make the same features (same seed, dimensions and bandwidth).
+  [[nodiscard]] static bool same_generator(const RandomFourierFeatures<Scalar>& a, const RandomFourierFeatures<Scalar>& b) {
+    return a.seed == b.seed && a.input_dim == b.input_dim && a.output_dim == b.output_dim && a.bandwidth == b.bandwidth;
   }
 
   /// Predicted class index per sample: argmax of ŷ⁽ᵀ⁾, first maximum on ties.
@@ -231,6 +261,14 @@ class StagedModel {
   }
 
  private:
+  /// Y ← clip(W̃ᵀu(Y)), step (11).
+  void calibrate(const Stage& stage, RowMatrix& Y) const {
+    RowMatrix U;
+    calibration_basis(Y, degree_, U);
+    Y.noalias() = U * stage.calibration;
+    clip_rows_to_simplex(Y);
+  }
+
   template <class Design>
   static decltype(auto) eigen_of(const Design& X) {
     if constexpr (requires { X.eigen(); }) return X.eigen();

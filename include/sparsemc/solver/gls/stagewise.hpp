@@ -216,18 +216,6 @@ class Stagewise {
     std::vector<std::int64_t> order_;
   };
 
-  /// σ² = (1/n) Σ_i ‖x_i − x̄‖² (unweighted), the default bandwidth's square.
-  template <class Prob>
-  static double default_bandwidth(const Prob& problem) {
-    using Scalar = typename Prob::scalar_type;
-    const auto& X = detail::gls::design(problem);
-    const auto n = static_cast<double>(problem.n_samples());
-    const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> ones = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>::Ones(problem.n_samples());
-    const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> mean = (X.transpose() * ones) / static_cast<Scalar>(n);
-    const double spread = static_cast<double>(X.squaredNorm()) / n - static_cast<double>(mean.squaredNorm());
-    return spread > 0.0 ? std::sqrt(spread) : 1.0;
-  }
-
   template <class Prob, class Scalar = typename Prob::scalar_type, class... Callbacks>
   StagedResult<Scalar> run(const Prob& problem, Callbacks&... callbacks) const {
     using Model = StagedModel<Scalar>;
@@ -255,7 +243,7 @@ class Stagewise {
     double E = E0;
 
     const bool random_features = options_.features == StagewiseFeatures::rff;
-    const double sigma = options_.bandwidth > 0.0 ? options_.bandwidth : default_bandwidth(problem);
+    const double sigma = options_.bandwidth > 0.0 ? options_.bandwidth : rff_default_bandwidth(detail::gls::design(problem));
     FeatureSampler sampler(problem, options_);
     // Original-feature blocks are column subsets: a CSC copy of sparse X makes them cheap.
     using Index = typename Prob::index_type;
