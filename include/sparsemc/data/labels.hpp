@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -71,8 +72,9 @@ class LabelSets {
   static LabelSets multiclass(std::span<const ClassIndex> y, ClassIndex n_classes) {
     LabelSets sets(n_classes);
     sets.classes_.assign(y.begin(), y.end());
-    sets.offsets_.resize(y.size() + 1);
-    for (std::size_t i = 0; i <= y.size(); ++i) sets.offsets_[i] = static_cast<std::int64_t>(i);
+    std::vector<std::int64_t> offsets(y.size() + 1);  // sample i owns classes [i, i + 1)
+    std::iota(offsets.begin(), offsets.end(), std::int64_t{0});
+    sets.offsets_ = std::move(offsets);
     for (std::size_t i = 0; i < y.size(); ++i) sets.check_class(y[i], i);
     return sets;
   }
