@@ -5,6 +5,7 @@
 //   bench_fcbcfw gen OUT n d K nnz_per_row seed sample_seed   write a LIBSVM file (generate())
 //   bench_fcbcfw fit TRAIN [--C c] [--lambda-pd l] [--tol t] [--max-epochs m]
 //                [--search exact|bi|auto] [--target F] [--heldout FILE] [--test FILE]
+//                [--labels L] [--sweeps S]  (labels_per_search, active_sweeps)
 //                [--float]                           fit, print one line of key=value
 //   bench_fcbcfw objective DATA MODEL C               F of (1) (λ = 0, μ = 1/(Cn)) of a
 //                                                     LIBLINEAR model, and its nonzeros
@@ -168,7 +169,9 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
       .max_epochs = std::stoll(get("--max-epochs", "1000")),
       .verbose = args.count("--verbose") > 0,
       .search = search == "exact" ? FcbcfwSearch::exact
-                                  : (search == "bi" ? FcbcfwSearch::bi_stochastic : FcbcfwSearch::automatic)};
+                                  : (search == "bi" ? FcbcfwSearch::bi_stochastic : FcbcfwSearch::automatic),
+      .labels_per_search = std::stoi(get("--labels", "1")),
+      .active_sweeps = std::stoi(get("--sweeps", "10"))};
   const FCBCFW<CrammerSinger, L1> solver({}, {.lambda = lambda, .mu = mu}, options);
   std::optional<Dataset<Scalar>> heldout, test;
   const io::LibsvmOptions same{.n_features = train.n_features(), .labels = train.encoder(),

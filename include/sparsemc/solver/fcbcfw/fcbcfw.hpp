@@ -188,6 +188,11 @@ class FCBCFW {
     /// §4.4: after an epoch whose searches read over twice as many entries as the rest of the
     /// iterations, double labels_per_search (work is counted, so this stays reproducible).
     bool adapt_labels = true;
+    /// Fully corrective sweeps after each searching pass: up to this many passes that re-solve
+    /// (21)–(22) on the active sets only, without searching (each costs Σ_i nnz(x_i)·|𝒜_i|
+    /// and the sweeps stop once their work reaches half that of the searching pass or a sweep's
+    /// change of α falls below a tenth of the first one's); 0 = Algorithm 1 alone.
+    int active_sweeps = 10;
 
     /// Throws std::invalid_argument naming the first bad field.
     void validate() const {
@@ -202,6 +207,7 @@ class FCBCFW {
         detail::fail_option("speedup", "0 (automatic) or >= 1", speedup);
       detail::require_nonnegative("warm_start_labels", warm_start_labels);
       detail::require_nonnegative("gap_every", gap_every);
+      detail::require_nonnegative("active_sweeps", active_sweeps);
       if (labels_per_search < 1) detail::fail_option("labels_per_search", ">= 1", labels_per_search);
     }
   };
@@ -305,6 +311,7 @@ class FCBCFW {
     s.gap_every = options_.gap_every;
     s.labels_per_search = options_.labels_per_search;
     s.adapt_labels = options_.adapt_labels;
+    s.active_sweeps = options_.active_sweeps;
     return s;
   }
 
