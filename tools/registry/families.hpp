@@ -6,6 +6,7 @@
 /// header instead registers them all from one translation unit.
 
 #include "fista.hpp"
+#include "fbpd.hpp"
 #include "fcbcfw.hpp"
 #include "gls.hpp"
 #include "scd.hpp"

@@ -1,0 +1,58 @@
+#pragma once
+/// \file fbpd.hpp
+/// Registers `fbpd` and `fbpd-epi`: FBPD<Loss, Penalty, Regularized | Constrained>, the
+/// forward-backward primal-dual method of Chierchia et al. 2015 (solver/fbpd/fbpd.hpp).
+///   fbpd      Algorithm 1: objective (1) with the exact Crammer-Singer hinge (its dual blocks
+///             are projected onto simplices) or a smooth loss (forward step); every penalty.
+///             `auto` picks it for crammer-singer with l1l2 or l1linf (no other solver takes
+///             them), and with l1/none when fcbcfw cannot run (mu = 0).
+///   fbpd-epi  Algorithm 2: lambda R(W) + (mu/2)||W||^2 subject to (1/n) sum_i c_i l_i <= eta
+///             (--eta), Crammer-Singer only (epigraphical projections).
+/// Both fit an intercept (--intercept), CSR data.
+
+#include <sparsemc/solver/fbpd/fbpd.hpp>
+
+#include "registry.hpp"
+
+namespace sparsemc::tools {
+
+struct FbpdFamily {
+  template <class Loss, class Penalty>
+  using Solver = FBPD<Loss, Penalty, Regularized>;
+  using Losses = TypeList<CrammerSinger, SquaredHinge, OvrSquaredHinge, Logistic, LeastSquares>;
+  using Penalties = TypeList<L1L2, L1, L1Linf, NoPenalty>;
+  /// Row-major: one fused pass over the samples per iteration.
+  static constexpr int layout = Eigen::RowMajor;
+  static constexpr const char* name = "fbpd";
+  static constexpr const char* summary =
+      "forward-backward primal-dual (Chierchia et al. 2015, Algorithm 1): exact Crammer-Singer hinge or a smooth "
+      "loss with any penalty; stops on the duality gap (KKT residual with --intercept)";
+  static int auto_priority(const FitSettings& s) {
+    if (s.loss != CrammerSinger::name) return 0;  // smooth losses: bcd-ls and fista do better
+    return s.penalty == L1L2::name || s.penalty == L1Linf::name ? 10 : 5;
+  }
+};
+
+struct FbpdEpiFamily {
+  template <class Loss, class Penalty>
+  using Solver = FBPD<Loss, Penalty, Constrained>;
+  using Losses = TypeList<CrammerSinger>;
+  using Penalties = TypeList<L1L2, L1, L1Linf, NoPenalty>;
+  static constexpr int layout = Eigen::RowMajor;
+  static constexpr const char* name = "fbpd-epi";
+  static constexpr const char* summary =
+      "forward-backward primal-dual with epigraphical splitting (Chierchia et al. 2015, Algorithm 2): "
+      "minimises lambda R(W) + mu/2 ||W||^2 subject to the mean hinge loss <= --eta; stops on the KKT residual";
+  static std::string requirement(const FitSettings& s) { return s.eta ? "" : "needs --eta (the bound on the mean loss)"; }
+  template <class Options>
+  static void configure(Options& o, const FitSettings& s) {
+    if (s.eta) o.eta = *s.eta;
+  }
+  /// Only on request: the bound eta must be chosen by the user.
+  static int auto_priority(const FitSettings&) { return 0; }
+};
+
+inline const bool fbpd_registered = Registry::add(make_spec<FbpdFamily>());
+inline const bool fbpd_epi_registered = Registry::add(make_spec<FbpdEpiFamily>());
+
+}  // namespace sparsemc::tools
