@@ -1,0 +1,617 @@
+// BlockCD (Blondel, Seki & Uehara 2013): the per-sample caches against a fresh evaluation of
+// objective (1), the block Lipschitz constants of the constant-step rule on sampled pairs,
+// solver properties (monotone line search, shrinking on = off, warm start, seeds, intercept,
+// sample weights = duplicated samples, int32 = int64, allocation-free epochs, options) and the
+// regularisation path. Cross-solver agreement lives in test_bcd_agreement.cpp.
+
+// Epochs must not allocate: every operator new is counted (below), and Eigen's own heap use
+// trips its runtime no-malloc check, counted through the redefined assertion. Must precede
+// every Eigen include.
+#define EIGEN_RUNTIME_NO_MALLOC
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+namespace alloc_probe {
+inline std::atomic<bool> window_open{false};
+inline std::atomic<long> eigen_mallocs{0};
+inline std::atomic<long> new_calls{0};
+}  // namespace alloc_probe
+#define eigen_assert(x)                                                                       \
+  do {                                                                                        \
+    if (!(x)) {                                                                               \
+      if (!alloc_probe::window_open.load()) {                                                 \
+        std::fprintf(stderr, "Eigen assertion failed: %s (%s:%d)\n", #x, __FILE__, __LINE__); \
+        std::abort();                                                                         \
+      }                                                                                       \
+      alloc_probe::eigen_mallocs.fetch_add(1);                                                \
+    }                                                                                         \
+  } while (false)
+
+#include <catch2/catch.hpp>
+
+#include <sparsemc/core/callbacks.hpp>
+#include <sparsemc/core/rng.hpp>
+#include <sparsemc/io/libsvm_reader.hpp>
+#include <sparsemc/loss/losses.hpp>
+#include <sparsemc/penalty/penalties.hpp>
+#include <sparsemc/solver/bcd/block_cd.hpp>
+#include <sparsemc/solver/objective.hpp>
+#include <sparsemc/solver/path.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <new>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+[[gnu::noinline]] void* operator new(std::size_t size) {
+  if (alloc_probe::window_open.load()) alloc_probe::new_calls.fetch_add(1);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void* operator new[](std::size_t size) { return ::operator new(size); }
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p) noexcept { ::operator delete(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
+[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { ::operator delete(p); }
+
+using namespace sparsemc;
+
+namespace {
+
+bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+
+/// An owning random CSC problem: X (n × d, about `density` filled, entries in [−1, 1)), one
+/// class per sample (every class present) or, with `multilabel`, 0–3 classes per sample, and
+/// optional weights c_i ∈ [0.5, 2).
+template <class Scalar, class Index = std::int32_t>
+struct RandomProblem {
+  CscMatrix<Scalar, Index> A;
+  LabelSets labels;
+  std::vector<Scalar> weights;
+
+  RandomProblem(Index n, Index d, ClassIndex K, double density, std::uint64_t seed, bool weighted = false,
+                bool multilabel = false)
+      : labels(K) {
+    Rng rng(seed);
+    std::vector<Eigen::Triplet<Scalar, Index>> triplets;
+    for (Index i = 0; i < n; ++i)
+      for (Index j = 0; j < d; ++j)
+        if (uniform_real(rng) < density) triplets.emplace_back(i, j, static_cast<Scalar>(2 * uniform_real(rng) - 1));
+    A.resize(n, d);
+    A.setFromTriplets(triplets.begin(), triplets.end());
+    A.makeCompressed();
+    for (Index i = 0; i < n; ++i) {
+      std::vector<ClassIndex> classes;
+      if (!multilabel) {
+        classes.push_back(static_cast<ClassIndex>(i < K ? i : static_cast<Index>(uniform_index(rng, K))));
+      } else {
+        const auto count = uniform_index(rng, 4);
+        for (std::uint64_t c = 0; c < count; ++c) classes.push_back(static_cast<ClassIndex>(uniform_index(rng, K)));
+      }
+      labels.push_back(classes);
+    }
+    if (weighted)
+      for (Index i = 0; i < n; ++i) weights.push_back(static_cast<Scalar>(0.5 + 1.5 * uniform_real(rng)));
+  }
+  [[nodiscard]] CscProblem<Scalar, Index> problem() const { return {CscView<Scalar, Index>(A), labels.view(), weights}; }
+};
+
+double rel(double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-300}); }
+
+/// A random row-sparse W (every third row zero) and intercept.
+template <class Scalar>
+std::pair<ClassMatrix<Scalar>, ClassVector<Scalar>> random_point(Eigen::Index d, Eigen::Index K, std::uint64_t seed,
+                                                                 double scale) {
+  Rng rng(seed);
+  ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(d, K);
+  for (Eigen::Index j = 0; j < d; ++j)
+    if (j % 3 != 1)
+      for (Eigen::Index k = 0; k < K; ++k) W(j, k) = static_cast<Scalar>(scale * (2 * uniform_real(rng) - 1));
+  ClassVector<Scalar> b(K);
+  for (Eigen::Index k = 0; k < K; ++k) b[k] = static_cast<Scalar>(scale * (2 * uniform_real(rng) - 1));
+  return {W, b};
+}
+
+template <class Scalar>
+std::vector<Label> iota_labels(ClassIndex K) {
+  std::vector<Label> labels(static_cast<std::size_t>(K));
+  for (ClassIndex k = 0; k < K; ++k) labels[static_cast<std::size_t>(k)] = k;
+  return labels;
+}
+
+/// dna (LIBSVM, n = 2000, d = 180, K = 3), or nothing if the file is absent.
+std::optional<Dataset<double>> read_dna() {
+  const std::filesystem::path path = std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale";
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  return io::read_libsvm_plain<double>(path);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// The per-sample caches (detail/loss_state.hpp) against objective.hpp.
+// ------------------------------------------------------------------------------------------------
+
+/// For one loss: block gradients and curvatures from the cache equal XᵀD and Σ c x² h from a
+/// fresh evaluation; a trial's objective difference equals the difference of (1) evaluated
+/// afresh; commit and apply leave a cache equal to a fresh one.
+template <class Loss, class Scalar>
+void check_kernel(bool multilabel) {
+  const ClassIndex K = 5;
+  const std::int32_t n = 60, d = 12;
+  RandomProblem<Scalar> rp(n, d, K, 0.35, 3, true, multilabel);
+  const auto problem = rp.problem();
+  auto [W, b] = random_point<Scalar>(d, K, 9, 0.6);
+  const Loss loss;
+  const double tol = std::is_same_v<Scalar, float> ? 2e-5 : 1e-12;
+
+  detail::BlockKernel<Loss, Scalar, std::int32_t> kernel(loss, problem, static_cast<std::size_t>(n));
+  kernel.set_scores(problem.X, W.data(), b.data());
+  kernel.refresh();
+  const auto stride = static_cast<Eigen::Index>(kernel.stride());
+  REQUIRE(stride >= K);
+
+  ClassMatrix<Scalar> S, D, G;
+  compute_scores(problem, W, b, S);
+  const double L = loss_score_gradient(loss, problem, S, D);
+  weight_gradient(problem, D, G);
+  CHECK(rel(kernel.loss_part(), L) <= 10 * tol);
+
+  ClassVector<Scalar> g = ClassVector<Scalar>::Zero(stride), h = ClassVector<Scalar>::Zero(stride);
+  ClassVector<Scalar> delta = ClassVector<Scalar>::Zero(stride), h_one(K);
+  const double scale = std::max(1.0, static_cast<double>(G.cwiseAbs().maxCoeff()));
+  for (std::int32_t j = 0; j < d; ++j) {
+    const auto col = problem.X.outer(j);
+    kernel.template gradient<true>(col, g.data(), h.data());
+    CHECK((g.head(K) - G.row(j).transpose()).cwiseAbs().maxCoeff() <= 10 * tol * scale);
+    CHECK(g.tail(stride - K).isZero());
+    // Σ_i c_i x_ij² h_i / n by the loss's own curvature.
+    ClassVector<double> expected = ClassVector<double>::Zero(K);
+    for (auto [i, x] : col) {
+      loss.curvature(std::span<const Scalar>(S.row(i).data(), K), problem.y[static_cast<std::size_t>(i)],
+                     std::span<Scalar>(h_one.data(), K));
+      expected += double(problem.weight(i)) * double(x) * double(x) / n * h_one.template cast<double>();
+    }
+    CHECK((h.head(K).template cast<double>() - expected).cwiseAbs().maxCoeff() <= 10 * tol * scale);
+  }
+
+  // A trial step on block j: the objective difference over supp(x_j) equals L(W') − L(W).
+  const std::int32_t j = 4;
+  Rng rng(17);
+  for (Eigen::Index k = 0; k < K; ++k) delta[k] = static_cast<Scalar>(2 * uniform_real(rng) - 1);
+  const Scalar alpha = Scalar(0.5);
+  ClassMatrix<Scalar> W_next = W;
+  W_next.row(j) += alpha * delta.head(K).transpose();
+  ClassMatrix<Scalar> S_next;
+  compute_scores(problem, W_next, b, S_next);
+  const double L_next = loss_value(loss, problem, S_next);
+  const detail::Trial trial = kernel.trial(problem.X.outer(j), delta.data(), alpha);
+  CHECK(std::abs(trial.difference - (L_next - L)) <= 10 * tol * std::max(1.0, L));
+  CHECK(trial.noise >= 0);
+  CHECK(rel(kernel.loss_part(), L) <= 10 * tol);  // a trial changes nothing
+  kernel.commit(problem.X.outer(j), delta.data(), alpha);
+  CHECK(rel(kernel.loss_part(), L_next) <= 10 * tol);
+  kernel.template gradient<false>(problem.X.outer(2), g.data(), h.data());
+  ClassMatrix<Scalar> D_next, G_next;
+  loss_score_gradient(loss, problem, S_next, D_next);
+  weight_gradient(problem, D_next, G_next);
+  CHECK((g.head(K) - G_next.row(2).transpose()).cwiseAbs().maxCoeff() <= 10 * tol * scale);
+
+  // The fused kernels compute each sample's change without cancellation: a tiny step's change
+  // matches its first-order prediction α Gᵀδ far below the rounding level of L itself.
+  if constexpr (!std::is_same_v<Loss, LeastSquares>) {
+    const Scalar tiny = std::is_same_v<Scalar, float> ? Scalar(1e-4) : Scalar(1e-8);
+    const double predicted = static_cast<double>(tiny) * static_cast<double>(G_next.row(2).dot(delta.head(K).transpose()));
+    const double change = kernel.trial(problem.X.outer(2), delta.data(), tiny).difference;
+    CHECK(std::abs(change - predicted) <= (std::is_same_v<Scalar, float> ? 1e-2 : 1e-6) * std::abs(predicted));
+  }
+
+  // apply = trial + commit (here: the step back).
+  kernel.apply(problem.X.outer(j), delta.data(), -alpha);
+  CHECK(rel(kernel.loss_part(), L) <= 100 * tol);
+}
+
+TEMPLATE_TEST_CASE("BlockCD caches give the exact block gradient, curvature and objective difference", "[bcd]",
+                   float, double) {
+  SECTION("squared hinge") { check_kernel<SquaredHinge, TestType>(false); }
+  SECTION("one-vs-rest squared hinge") { check_kernel<OvrSquaredHinge, TestType>(false); }
+  SECTION("one-vs-rest squared hinge, multilabel") { check_kernel<OvrSquaredHinge, TestType>(true); }
+  SECTION("logistic") { check_kernel<Logistic, TestType>(false); }
+  SECTION("logistic, multilabel") { check_kernel<Logistic, TestType>(true); }
+  SECTION("least squares (the generic kernel)") { check_kernel<LeastSquares, TestType>(false); }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Richtárik–Takáč block Lipschitz constants K_j = curvature_bound(K) (1/n) Σ c_i x_ij².
+// ------------------------------------------------------------------------------------------------
+
+/// ‖G_j(W + e_jΔᵀ) − G_j(W)‖ ≤ K_j ‖Δ‖ on sampled points, blocks and directions at several
+/// scales; returns the largest ratio seen (≤ 1), to show the bound is not vacuous.
+template <class Loss>
+double lipschitz_ratio() {
+  const ClassIndex K = 6;
+  const std::int32_t n = 80, d = 10;
+  RandomProblem<double> rp(n, d, K, 0.4, 21, true);
+  const auto problem = rp.problem();
+  const Loss loss;
+  Rng rng(4);
+  double worst = 0.0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const double scale = std::pow(10.0, static_cast<double>(trial % 4) - 2.0);
+    auto [W, b] = random_point<double>(d, K, 100 + trial, 1.0);
+    const auto j = static_cast<std::int32_t>(uniform_index(rng, d));
+    ClassVector<double> step(K);
+    for (Eigen::Index k = 0; k < K; ++k) step[k] = scale * (2 * uniform_real(rng) - 1);
+    double column_sq = 0;
+    for (auto [i, x] : problem.X.outer(j)) column_sq += problem.weight(i) * x * x;
+    const double K_j = Loss::template curvature_bound<double>(K) * column_sq / n;
+    ClassMatrix<double> S, D, G1, G2;
+    compute_scores(problem, W, b, S);
+    loss_score_gradient(loss, problem, S, D);
+    weight_gradient(problem, D, G1);
+    W.row(j) += step.transpose();
+    compute_scores(problem, W, b, S);
+    loss_score_gradient(loss, problem, S, D);
+    weight_gradient(problem, D, G2);
+    const double ratio = (G2.row(j) - G1.row(j)).norm() / (K_j * step.norm());
+    CHECK(ratio <= 1.0 + 1e-9);
+    worst = std::max(worst, ratio);
+  }
+  return worst;
+}
+
+TEST_CASE("BlockCD's constant-step Lipschitz constants bound the block gradient's variation", "[bcd]") {
+  // 2K (squared hinge; tighter than the paper's 4(K−1) for K ≥ 3), 2 (one-vs-rest), ½ (logistic).
+  CHECK(SquaredHinge::curvature_bound<double>(6) < 4.0 * (6 - 1));
+  CHECK(lipschitz_ratio<SquaredHinge>() > 0.05);
+  CHECK(lipschitz_ratio<OvrSquaredHinge>() > 0.3);
+  CHECK(lipschitz_ratio<Logistic>() > 0.05);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Solver properties.
+// ------------------------------------------------------------------------------------------------
+
+TEMPLATE_TEST_CASE("BlockCD with the line search decreases the objective at every epoch", "[bcd]", float, double) {
+  RandomProblem<TestType> rp(300, 40, 4, 0.25, 5);
+  const auto problem = rp.problem();
+  const double slack = std::is_same_v<TestType, float> ? 1e-6 : 1e-13;
+  auto monotone = [&](const auto& solver) {
+    History history;
+    const auto result = solver.fit(problem, history);
+    REQUIRE(history.epochs.size() >= 3);
+    for (std::size_t e = 1; e < history.epochs.size(); ++e)
+      CHECK(history.epochs[e].objective <= history.epochs[e - 1].objective * (1 + slack));
+    CHECK(rel(history.epochs.back().objective, result.info.objective) <= 10 * slack);
+  };
+  monotone(BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 2e-3}, {.tol = 1e-6}));
+  monotone(BlockCD<OvrSquaredHinge, L1, TsengYun>({}, {.lambda = 2e-3, .mu = 1e-3}, {.tol = 1e-6}));
+  monotone(BlockCD<Logistic, L1Linf, TsengYun>({}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true}));
+}
+
+TEST_CASE("BlockCD with and without shrinking reaches the same optimum", "[bcd]") {
+  RandomProblem<double> rp(400, 120, 5, 0.1, 8);
+  const auto problem = rp.problem();
+  const L1L2 penalty{.lambda = 0.3 * lambda_max(SquaredHinge{}, L1L2{}, problem, false)};
+  auto check = [&](auto rule) {
+    using Rule = decltype(rule);
+    const auto on = BlockCD<SquaredHinge, L1L2, Rule>({}, penalty, {.tol = 1e-8, .max_epochs = 20000}).fit(problem);
+    const auto off =
+        BlockCD<SquaredHinge, L1L2, Rule>({}, penalty, {.tol = 1e-8, .max_epochs = 20000, .shrinking = false}).fit(problem);
+    REQUIRE(on.info.status == Status::converged);
+    REQUIRE(off.info.status == Status::converged);
+    CHECK(rel(on.info.objective, off.info.objective) <= 1e-9);
+    CHECK(on.model.support() == off.model.support());
+    CHECK(on.model.nnz_rows() < 120);  // a problem where shrinking has zero rows to drop
+  };
+  check(TsengYun{});
+  check(RichtarikTakac{});
+}
+
+TEST_CASE("BlockCD shrinking is re-checked: a problem needing rows back still converges", "[bcd]") {
+  // dna at a small λ: many rows are zero early (and shrunk) but nonzero at the optimum.
+  const auto data = read_dna();
+  if (!data) {
+    WARN("SKIPPED: dna.scale not found");
+    return;
+  }
+  const auto problem = data->problem<Eigen::ColMajor>();
+  const L1L2 penalty{.lambda = 1e-2};
+  const double tol = sanitizer_run() ? 1e-4 : 1e-6;
+  const auto on = BlockCD<SquaredHinge, L1L2, TsengYun>({}, penalty, {.tol = tol, .max_epochs = 20000}).fit(problem);
+  const auto off =
+      BlockCD<SquaredHinge, L1L2, TsengYun>({}, penalty, {.tol = tol, .max_epochs = 20000, .shrinking = false}).fit(problem);
+  REQUIRE(on.info.status == Status::converged);
+  REQUIRE(off.info.status == Status::converged);
+  CHECK(rel(on.info.objective, off.info.objective) <= (sanitizer_run() ? 1e-3 : 1e-6));
+  const auto kkt = optimality_violation(SquaredHinge{}, penalty, problem, on.model.dense(), ClassVector<double>(), false);
+  const auto kkt0 = optimality_violation(SquaredHinge{}, penalty, problem, ClassMatrix<double>::Zero(180, 3),
+                                         ClassVector<double>(), false);
+  CHECK(kkt.max_row <= (sanitizer_run() ? 1e-2 : 1e-4) * kkt0.max_row);
+}
+
+TEMPLATE_TEST_CASE("BlockCD warm-started at its optimum stops after one epoch", "[bcd]", float, double) {
+  RandomProblem<TestType> rp(250, 30, 4, 0.3, 12);
+  const auto problem = rp.problem();
+  const double tol = std::is_same_v<TestType, float> ? 1e-4 : 1e-6;
+  auto check = [&](const auto& solver) {
+    const auto cold = solver.fit(problem);
+    REQUIRE(cold.info.status == Status::converged);
+    REQUIRE(cold.info.epochs > 1);
+    const auto warm = solver.fit(problem, cold.model);
+    CHECK(warm.info.status == Status::converged);
+    CHECK(warm.info.epochs == 1);
+    CHECK(warm.info.objective <= cold.info.objective * (1 + 1e-6));
+  };
+  check(BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 1e-3}, {.tol = tol}));
+  check(BlockCD<Logistic, L1, RichtarikTakac>({}, {.lambda = 1e-3}, {.tol = tol, .fit_intercept = true}));
+}
+
+TEST_CASE("BlockCD reproduces a seeded solve bit for bit", "[bcd]") {
+  RandomProblem<double> rp(200, 30, 4, 0.3, 2);
+  const auto problem = rp.problem();
+  auto check = [&](auto rule) {
+    using Solver = BlockCD<Logistic, L1L2, decltype(rule)>;
+    const typename Solver::Options a{.tol = 1e-5, .seed = 42, .fit_intercept = true};
+    auto b = a;
+    b.seed = 43;
+    const auto first = Solver({}, {.lambda = 1e-3}, a).fit(problem);
+    const auto second = Solver({}, {.lambda = 1e-3}, a).fit(problem);
+    const auto other = Solver({}, {.lambda = 1e-3}, b).fit(problem);
+    CHECK(first.model.support() == second.model.support());
+    CHECK(first.model.rows() == second.model.rows());
+    CHECK(first.model.intercept() == second.model.intercept());
+    CHECK(first.info.objective == second.info.objective);
+    CHECK(first.info.epochs == second.info.epochs);
+    CHECK(first.info.measure == second.info.measure);
+    CHECK(!(first.model.rows() == other.model.rows() && first.model.intercept() == other.model.intercept()));
+  };
+  check(TsengYun{});
+  check(RichtarikTakac{});
+}
+
+TEMPLATE_TEST_CASE("BlockCD fits an unpenalised intercept", "[bcd]", float, double) {
+  RandomProblem<TestType> rp(300, 25, 4, 0.3, 6);
+  // Shift the classes apart so that the intercept matters: class k gets 3 extra samples' worth
+  // of weight by duplication of its first rows... simpler: a constant feature makes b identifiable.
+  const auto problem = rp.problem();
+  const double tol = std::is_same_v<TestType, float> ? 1e-5 : 1e-8;
+  auto check = [&](auto loss, auto rule) {
+    using Loss = decltype(loss);
+    const L1L2 penalty{.lambda = 2e-3};
+    const auto result = BlockCD<Loss, L1L2, decltype(rule)>({}, penalty, {.tol = tol, .max_epochs = 50000, .fit_intercept = true})
+                            .fit(problem);
+    REQUIRE(result.info.status == Status::converged);
+    REQUIRE(result.model.has_intercept());
+    CHECK(result.model.intercept().cwiseAbs().maxCoeff() > 0);
+    const auto kkt = optimality_violation(loss, penalty, problem, result.model.dense(), result.model.intercept(), true);
+    const auto kkt0 = optimality_violation(loss, penalty, problem, ClassMatrix<TestType>::Zero(25, 4),
+                                           ClassVector<TestType>::Zero(4), true);
+    const double factor = std::is_same_v<TestType, float> ? 3e-3 : 1e-5;
+    CHECK(kkt.intercept <= factor * kkt0.total());
+    CHECK(kkt.total() <= factor * kkt0.total());
+    // Without an intercept the optimum is worse.
+    const auto plain = BlockCD<Loss, L1L2, decltype(rule)>({}, penalty, {.tol = tol, .max_epochs = 50000}).fit(problem);
+    CHECK(!plain.model.has_intercept());
+    CHECK(result.info.objective < plain.info.objective);
+  };
+  check(SquaredHinge{}, TsengYun{});
+  check(OvrSquaredHinge{}, RichtarikTakac{});
+  check(Logistic{}, TsengYun{});
+}
+
+TEMPLATE_TEST_CASE("BlockCD: a sample of weight 2 is a duplicated sample", "[bcd]", float, double) {
+  using Scalar = TestType;
+  RandomProblem<Scalar> rp(120, 20, 3, 0.3, 31);
+  const std::int32_t n = 120, twice = 7;
+  // The duplicated problem: sample `twice` appears again as row n.
+  CscMatrix<Scalar> dup(n + 1, 20);
+  {
+    const CsrMatrix<Scalar> rows = rp.A;
+    std::vector<Eigen::Triplet<Scalar>> t;
+    for (std::int32_t i = 0; i < n; ++i)
+      for (typename CsrMatrix<Scalar>::InnerIterator it(rows, i); it; ++it) {
+        t.emplace_back(i, static_cast<std::int32_t>(it.col()), it.value());
+        if (i == twice) t.emplace_back(n, static_cast<std::int32_t>(it.col()), it.value());
+      }
+    dup.setFromTriplets(t.begin(), t.end());
+    dup.makeCompressed();
+  }
+  LabelSets dup_labels(3);
+  const auto y = rp.labels.view();
+  for (std::size_t i = 0; i < y.size(); ++i) dup_labels.push_back(y[i]);
+  dup_labels.push_back(y[static_cast<std::size_t>(twice)]);
+  const CscProblem<Scalar> duplicated{CscView<Scalar>(dup), dup_labels.view(), {}};
+  // (1/(n+1)) Σ ℓ over the duplicated set = (1/n) Σ c_i ℓ_i with c = n/(n+1) · (1, …, 2, …, 1).
+  std::vector<Scalar> weights(static_cast<std::size_t>(n), static_cast<Scalar>(double(n) / (n + 1)));
+  weights[static_cast<std::size_t>(twice)] *= 2;
+  const CscProblem<Scalar> weighted{CscView<Scalar>(rp.A), rp.labels.view(), weights};
+
+  const double tol = std::is_same_v<Scalar, float> ? 1e-5 : 1e-9;
+  const BlockCD<SquaredHinge, L1L2, TsengYun> solver({}, {.lambda = 3e-3}, {.tol = tol, .max_epochs = 50000});
+  const auto a = solver.fit(duplicated);
+  const auto b = solver.fit(weighted);
+  REQUIRE(a.info.status == Status::converged);
+  REQUIRE(b.info.status == Status::converged);
+  const double agree = std::is_same_v<Scalar, float> ? 1e-4 : 1e-8;
+  CHECK(rel(a.info.objective, b.info.objective) <= agree);
+  CHECK((a.model.dense() - b.model.dense()).cwiseAbs().maxCoeff() <= 100 * agree);
+}
+
+TEST_CASE("BlockCD gives the same result with int32 and int64 indices", "[bcd]") {
+  RandomProblem<double, std::int32_t> small(150, 20, 3, 0.3, 14);
+  RandomProblem<double, std::int64_t> wide(150, 20, 3, 0.3, 14);
+  const BlockCD<OvrSquaredHinge, L1, RichtarikTakac> solver({}, {.lambda = 1e-3}, {.tol = 1e-6, .seed = 3});
+  const auto a = solver.fit(small.problem());
+  const auto b = solver.fit(wide.problem());
+  CHECK(a.model.rows() == b.model.rows());
+  CHECK(a.info.objective == b.info.objective);
+  CHECK(a.info.epochs == b.info.epochs);
+}
+
+/// Opens the allocation window after the first epoch (warm-up: e.g. a penalty's per-thread
+/// scratch) and closes it at the end of the solve; the counts are read at the end of each
+/// epoch, so the returned model and its objective (built after the last epoch) are not counted.
+struct AllocationWindow {
+  long new_calls = 0;
+  long eigen_mallocs = 0;
+  bool end_epoch(const EpochReport& report) {
+    if (report.epoch == 1) {
+      alloc_probe::new_calls = 0;
+      alloc_probe::eigen_mallocs = 0;
+      Eigen::internal::set_is_malloc_allowed(false);
+      alloc_probe::window_open = true;
+    }
+    new_calls = alloc_probe::new_calls.load();
+    eigen_mallocs = alloc_probe::eigen_mallocs.load();
+    return false;
+  }
+  void end(const SolverInfo&) {
+    alloc_probe::window_open = false;
+    Eigen::internal::set_is_malloc_allowed(true);
+  }
+};
+
+TEST_CASE("BlockCD epochs do not allocate", "[bcd]") {
+  RandomProblem<double> rp(200, 30, 4, 0.3, 19);
+  const auto problem = rp.problem();
+  auto check = [&](const auto& solver) {
+    AllocationWindow window;
+    const auto result = solver.fit(problem, window);
+    CHECK(result.info.epochs > 2);
+    CHECK(window.new_calls == 0);
+    CHECK(window.eigen_mallocs == 0);
+  };
+  check(BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true}));
+  check(BlockCD<Logistic, L1Linf, TsengYun>({}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true}));
+  check(BlockCD<OvrSquaredHinge, L1, RichtarikTakac>({}, {.lambda = 1e-3}, {.tol = 1e-6}));
+  check(BlockCD<LeastSquares, L1L2, RichtarikTakac>({}, {.lambda = 1e-3}, {.tol = 1e-6}));
+}
+
+TEST_CASE("BlockCD handles inert columns, W = 0 optima, budgets and bad options", "[bcd]") {
+  RandomProblem<double> rp(100, 12, 3, 0.3, 23);
+  // Column 5 emptied: no sample depends on W_5, whose optimum is 0 whatever the warm start.
+  for (auto p = rp.A.outerIndexPtr()[5]; p < rp.A.outerIndexPtr()[6]; ++p) rp.A.valuePtr()[p] = 0;
+  const auto problem = rp.problem();
+  const double lmax = lambda_max(SquaredHinge{}, L1L2{}, problem, false);
+  using Solver = BlockCD<SquaredHinge, L1L2, TsengYun>;
+
+  ClassMatrix<double> W0 = ClassMatrix<double>::Constant(12, 3, 0.1);
+  const LinearModel<double> start(W0, {}, iota_labels<double>(3));
+  // (From this start the squared hinge's flat valley makes the descent slow: ~1500 epochs.)
+  const auto fit = Solver({}, {.lambda = 1e-3}, {.tol = 1e-6, .max_epochs = 20000}).fit(problem, start);
+  CHECK(fit.info.status == Status::converged);
+  CHECK(fit.model.row_of_feature(5) == -1);
+
+  // λ ≥ λ_max: W = 0 at once from a cold start; from a warm start, back to 0.
+  const auto zero = Solver({}, {.lambda = 1.01 * lmax}, {.tol = 1e-6}).fit(problem);
+  CHECK(zero.info.status == Status::converged);
+  CHECK(zero.info.epochs == 0);
+  CHECK(zero.model.nnz_rows() == 0);
+  const auto back = Solver({}, {.lambda = 1.01 * lmax}, {.tol = 1e-6}).fit(problem, start);
+  CHECK(back.info.status == Status::converged);
+  CHECK(back.model.nnz_rows() == 0);
+  // λ = λ_max exactly: the violation at W = 0 is 0 up to rounding, which must not be chased.
+  for (const double tol : {1e-3, 1e-6, 1e-10}) {
+    const auto at_max = Solver({}, {.lambda = lmax}, {.tol = tol}).fit(problem);
+    CHECK(at_max.info.status == Status::converged);
+    CHECK(at_max.info.epochs <= 1);
+    CHECK(at_max.model.nnz_rows() == 0);
+    const auto cst = BlockCD<SquaredHinge, L1L2, RichtarikTakac>({}, {.lambda = lmax}, {.tol = tol}).fit(problem);
+    CHECK(cst.info.status == Status::converged);
+    CHECK(cst.info.epochs <= 1);
+    CHECK(cst.model.nnz_rows() == 0);
+  }
+
+  // Budgets and a stopping callback.
+  CHECK(Solver({}, {.lambda = 1e-4}, {.tol = 1e-12, .max_epochs = 3}).fit(problem).info.status == Status::max_iter);
+  struct StopAtTwo {
+    bool end_epoch(const EpochReport& r) { return r.epoch == 2; }
+  } stop;
+  const auto stopped = Solver({}, {.lambda = 1e-4}, {.tol = 1e-12}).fit(problem, stop);
+  CHECK(stopped.info.status == Status::stopped_by_callback);
+  CHECK(stopped.info.epochs == 2);
+  CHECK(stopped.model.provenance().solver == "bcd-ls");
+  CHECK(stopped.model.provenance().status == "stopped_by_callback");
+
+  // Options name the bad field; a warm start of the wrong shape is a bad argument.
+  CHECK_THROWS_WITH(Solver({}, {}, {.tol = -1}), Catch::Contains("tol"));
+  CHECK_THROWS_WITH(Solver({}, {}, {.max_epochs = 0}), Catch::Contains("max_epochs"));
+  CHECK_THROWS_WITH(Solver({}, {}, {.step_rule = {.sigma = 1.5}}), Catch::Contains("step_rule.sigma"));
+  CHECK_THROWS_WITH(Solver({}, {}, {.step_rule = {.beta = 0}}), Catch::Contains("step_rule.beta"));
+  const LinearModel<double> wrong(ClassMatrix<double>::Zero(9, 3), {}, iota_labels<double>(3));
+  CHECK_THROWS_AS(Solver({}, {}).fit(problem, wrong), std::invalid_argument);
+
+  // A multiclass loss refuses multilabel data.
+  RandomProblem<double> ml(50, 8, 3, 0.4, 2, false, true);
+  CHECK_THROWS_AS(Solver({}, {.lambda = 1e-3}).fit(ml.problem()), std::invalid_argument);
+
+  // Non-finite data is a numerical issue, not a crash or a hang.
+  auto A = rp.A;
+  A.valuePtr()[0] = std::numeric_limits<double>::infinity();
+  const CscProblem<double> bad{CscView<double>(A), rp.labels.view(), {}};
+  CHECK(Solver({}, {.lambda = 1e-3}).fit(bad).info.status == Status::numerical_issue);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Regularisation path.
+// ------------------------------------------------------------------------------------------------
+
+TEST_CASE("regularization_path: a warm-started grid from lambda_max", "[bcd][path]") {
+  const auto grid = lambda_grid(2.0, 5, 1e-2);
+  REQUIRE(grid.size() == 5);
+  CHECK(grid.front() == 2.0);
+  CHECK(std::abs(grid.back() - 2e-2) <= 1e-15);
+  CHECK(std::abs(grid[2] - 0.2) <= 1e-15);  // log-uniform
+  CHECK(lambda_grid(2.0, 1, 0.5) == std::vector<double>{1.0});
+  CHECK_THROWS_WITH(regularization_path(RandomProblem<double>(20, 4, 2, 0.5, 1).problem(),
+                                        [](double l) { return BlockCD<Logistic, L1, TsengYun>({}, {.lambda = l}); },
+                                        PathOptions{.ratio = 2}),
+                    Catch::Contains("ratio"));
+
+  const auto data = read_dna();
+  if (!data) {
+    WARN("SKIPPED: dna.scale not found");
+    return;
+  }
+  const auto test = io::read_libsvm_plain<double>(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale.t",
+                                                 {.n_features = data->n_features(), .labels = data->encoder()});
+  const auto problem = data->problem<Eigen::ColMajor>();
+  const double tol = 1e-5;
+  auto make = [tol](double lambda) {
+    return BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = lambda}, {.tol = tol, .fit_intercept = true});
+  };
+  const std::int32_t N = sanitizer_run() ? 4 : 10;
+  const auto path = regularization_path(problem, make, PathOptions{.n_lambdas = N, .ratio = 1e-2},
+                                        HeldOutAccuracy<double>{test.csr(), test.labels().view()});
+  CHECK(path.lambda_max == lambda_max(SquaredHinge{}, L1L2{}, problem, true));
+  REQUIRE(path.points.size() == static_cast<std::size_t>(N));
+  REQUIRE(path.models.size() == static_cast<std::size_t>(N));
+  CHECK(path.points.front().nnz_rows == 0);  // λ_max: W = 0 (with the best intercept)
+  for (std::size_t k = 0; k < path.points.size(); ++k) {
+    const auto& p = path.points[k];
+    CHECK(p.status == Status::converged);
+    CHECK(p.accuracy >= 0.5);
+    CHECK(p.accuracy <= 1.0);
+    if (k > 0) {
+      CHECK(p.lambda < path.points[k - 1].lambda);
+      CHECK(p.objective < path.points[k - 1].objective);  // F*(λ) increases with λ
+    }
+    // Each point is a solution of its own λ.
+    const L1L2 penalty{.lambda = p.lambda};
+    const auto kkt = optimality_violation(SquaredHinge{}, penalty, problem, path.models[k].dense(),
+                                          path.models[k].intercept(), true);
+    const auto kkt0 = optimality_violation(SquaredHinge{}, penalty, problem, ClassMatrix<double>::Zero(180, 3),
+                                           ClassVector<double>::Zero(3), true);
+    CHECK(kkt.total() <= 1e-2 * kkt0.total());
+  }
+  CHECK(path.points.back().nnz_rows > 50);
+  CHECK(path.points.back().accuracy > 0.9);
+  CHECK(path.seconds() > 0);
+}
