@@ -25,6 +25,7 @@
 #include <sparsemc/loss/losses.hpp>
 #include <sparsemc/penalty/l1.hpp>
 #include <sparsemc/solver/objective.hpp>
+#include <sparsemc/solver/fbpd/fbpd.hpp>
 #include <sparsemc/solver/scd/scd.hpp>
 
 #include <algorithm>
@@ -42,12 +43,6 @@
 
 #include <dlfcn.h>
 #include <unistd.h>
-
-// FBPD (solver/fbpd/) is written alongside; its trace is added once its header is there.
-#if __has_include(<sparsemc/solver/fbpd/fbpd.hpp>)
-#include <sparsemc/solver/fbpd/fbpd.hpp>
-#define SPARSEMC_SCD_BENCH_HAVE_FBPD 1
-#endif
 
 namespace {
 
@@ -353,13 +348,11 @@ void BM_trace_rda_vs_fbpd(benchmark::State& state) {
     const auto rda_result = rda.fit(dna().problem<Eigen::ColMajor>(), rda_history);
     for (const auto& e : rda_history.epochs) out << "scd-rda," << e.epoch << ',' << e.seconds << ',' << e.objective << '\n';
     state.counters["scd_rda_F"] = rda_result.info.objective;
-#ifdef SPARSEMC_SCD_BENCH_HAVE_FBPD
     History fbpd_history;
     FBPD<CrammerSinger, L1> fbpd({}, penalty, {.tol = 1e-9, .max_epochs = fbpd_epochs});
     const auto fbpd_result = fbpd.fit(dna().problem<Eigen::RowMajor>(), fbpd_history);
     for (const auto& e : fbpd_history.epochs) out << "fbpd," << e.epoch << ',' << e.seconds << ',' << e.objective << '\n';
     state.counters["fbpd_F"] = fbpd_result.info.objective;
-#endif
   }
 }
 BENCHMARK(BM_trace_rda_vs_fbpd)->Unit(benchmark::kSecond)->Iterations(1);

@@ -3,11 +3,7 @@
 // they report; the binary mirror reduction; warm starts.
 #include "scd_test_support.hpp"
 
-// BlockCD is written alongside; the comparison with it runs once its header is there.
-#if __has_include(<sparsemc/solver/bcd/block_cd.hpp>)
 #include <sparsemc/solver/bcd/block_cd.hpp>
-#define SPARSEMC_SCD_TEST_HAVE_BCD 1
-#endif
 
 using namespace sparsemc;
 using namespace sparsemc::scd_test;
@@ -39,13 +35,8 @@ TEST_CASE("scd / scd-ls: OvrSquaredHinge + L1 on dna agrees with fista and bcd-l
   const L1 penalty{.lambda = lambda, .mu = 0};
   ProxGradient<OvrSquaredHinge, L1> fista({}, penalty, {.tol = 1e-8, .max_epochs = 100000});
   const auto f = fista.fit(data.problem<Eigen::RowMajor>());
-#ifdef SPARSEMC_SCD_TEST_HAVE_BCD
   BlockCD<OvrSquaredHinge, L1, TsengYun> bcd({}, penalty, {.tol = 1e-8, .max_epochs = 100000});
   const auto c = bcd.fit(csc);
-#else
-  WARN("SKIPPED (the bcd-ls part): solver/bcd/block_cd.hpp is not there yet");
-  const auto& c = f;
-#endif
   SCD<OvrSquaredHinge, L1, Smooth> scd({}, penalty, {.tol = 1e-6, .max_epochs = 100000});
   const auto s1 = scd.fit(csc);
   SCD<OvrSquaredHinge, L1, Adaptive> scd_ls({}, penalty, {.tol = 1e-6, .max_epochs = 100000});
