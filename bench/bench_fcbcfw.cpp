@@ -171,7 +171,7 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
       .search = search == "exact" ? FcbcfwSearch::exact
                                   : (search == "bi" ? FcbcfwSearch::bi_stochastic : FcbcfwSearch::automatic),
       .labels_per_search = std::stoi(get("--labels", "1")),
-      .active_sweeps = std::stoi(get("--sweeps", "10"))};
+      .active_sweeps = std::stoi(get("--sweeps", "-1"))};
   const FCBCFW<CrammerSinger, L1> solver({}, {.lambda = lambda, .mu = mu}, options);
   std::optional<Dataset<Scalar>> heldout, test;
   const io::LibsvmOptions same{.n_features = train.n_features(), .labels = train.encoder(),

@@ -597,6 +597,9 @@ TEST_CASE("fcbcfw: active-set sweeps reach the same optimum as Algorithm 1 alone
       const auto swept = Solver({}, {.lambda = lambda, .mu = mu},
                                 {.tol = 1e-6, .max_epochs = 50000, .search = search, .active_sweeps = 10})
                              .solve(problem);
+      const auto automatic = Solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-6, .max_epochs = 50000, .search = search})
+                                 .solve(problem);  // V is small here: the automatic setting sweeps
+      CHECK(automatic.dual == swept.dual);
       REQUIRE(plain.info.status == Status::converged);
       REQUIRE(swept.info.status == Status::converged);
       check_solution(instance(data, lambda, mu), swept, 1e-6, 1e-9);
@@ -709,7 +712,7 @@ TEST_CASE("fcbcfw: options are validated and name the field", "[fcbcfw]") {
   CHECK_THAT(message({.class_partitions = 0}), Catch::Contains("class_partitions"));
   CHECK_THAT(message({.speedup = 0.5}), Catch::Contains("speedup"));
   CHECK_THAT(message({.warm_start_labels = -1}), Catch::Contains("warm_start_labels"));
-  CHECK_THAT(message({.active_sweeps = -1}), Catch::Contains("active_sweeps"));
+  CHECK_THAT(message({.active_sweeps = -2}), Catch::Contains("active_sweeps"));
   CHECK_THAT(message({}, {.lambda = 0, .mu = 0}), Catch::Contains("mu"));
   CHECK_THAT(message({}, {.lambda = -1, .mu = 1}), Catch::Contains("lambda"));
   CHECK(message({}).empty());

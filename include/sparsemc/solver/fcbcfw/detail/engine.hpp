@@ -46,7 +46,7 @@ struct Settings {
   std::int64_t gap_every = 0;   ///< evaluate the gap every this many epochs; 0 = by work (see run)
   int labels_per_search = 1;    ///< labels the search returns (initially)
   bool adapt_labels = true;     ///< §4.4: double it while the search outweighs the rest 2:1
-  int active_sweeps = 0;        ///< sweeps over the active sets after each searching pass
+  int active_sweeps = 0;        ///< sweeps over the active sets after each pass; −1 = automatic
 };
 
 /// One dual variable α_ik of a sample's active set 𝒜_i.
@@ -447,11 +447,15 @@ class Engine {
   /// the searching pass, or once a sweep moves α (Σ|Δα|) by less than a tenth of what the
   /// first one did. Returns false when out of time.
   bool sweep_active_sets(const Stopwatch& clock) {
-    if (s_.active_sweeps <= 0 || f0_ == 0.0) return true;
+    // Automatic: sweep only while V is small enough to stay in cache, where the random reads
+    // of a sweep cost about as much as the streamed reads of a search (on a large V they cost
+    // several times more, and a searching pass is the better use of the time).
+    const int sweeps = s_.active_sweeps >= 0 ? s_.active_sweeps : (rows_.stored() <= kCachedPairs ? 10 : 0);
+    if (sweeps == 0 || f0_ == 0.0) return true;
     const std::uint64_t budget = epoch_work_ / 2;
     std::uint64_t spent = 0;
     double first = -1.0;
-    for (int sweep = 0; sweep < s_.active_sweeps && spent < budget; ++sweep) {
+    for (int sweep = 0; sweep < sweeps && spent < budget; ++sweep) {
       shuffle(std::span<std::size_t>(order_), rng_);
       double moved = 0.0;
       std::size_t visited = 0;
@@ -541,6 +545,10 @@ class Engine {
       for (std::size_t r = y_[i].size(); r < active_[i].size(); ++r) sum += active_[i][r].alpha;
     return sum;
   }
+
+  /// The automatic active_sweeps sweeps while V holds at most this many pairs (16 bytes each:
+  /// 1 MiB, a typical L2 cache).
+  static constexpr std::size_t kCachedPairs = std::size_t{1} << 16;
 
   CsrView<Scalar, Index> X_;
   LabelView y_;
