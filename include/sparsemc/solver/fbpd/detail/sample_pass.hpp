@@ -100,6 +100,72 @@ class SamplePass {
     return {begin, end};
   }
 
+  /// s += Σ_j x_ij W_j: over the nonzeros of a CSR row, W row-major with K columns. For K ≤ 10
+  /// the class count is a compile-time constant (`KC`), so the K running sums stay in registers
+  /// instead of going through memory once per nonzero; KC = 0 is the general loop.
+  template <int KC, class Row>
+  static void gather_fixed(const Row& row, const Scalar* W, Scalar* s, Eigen::Index K) {
+    if constexpr (KC > 0) {
+      std::array<Scalar, KC> acc;
+      for (int k = 0; k < KC; ++k) acc[k] = s[k];
+      for (auto [j, x_ij] : row) {
+        const Scalar* w = W + static_cast<Eigen::Index>(j) * KC;
+        for (int k = 0; k < KC; ++k) acc[k] += x_ij * w[k];
+      }
+      for (int k = 0; k < KC; ++k) s[k] = acc[k];
+    } else {
+      for (auto [j, x_ij] : row) {
+        const Scalar* w = W + static_cast<Eigen::Index>(j) * K;
+        for (Eigen::Index k = 0; k < K; ++k) s[k] += x_ij * w[k];
+      }
+    }
+  }
+
+  /// G_j += x_ij z for the nonzeros of a CSR row (z = s, K entries), with the same dispatch.
+  template <int KC, class Row>
+  static void scatter_fixed(const Row& row, const Scalar* s, Scalar* G, Eigen::Index K) {
+    if constexpr (KC > 0) {
+      std::array<Scalar, KC> z;
+      for (int k = 0; k < KC; ++k) z[k] = s[k];
+      for (auto [j, x_ij] : row) {
+        Scalar* g = G + static_cast<Eigen::Index>(j) * KC;
+        for (int k = 0; k < KC; ++k) g[k] += x_ij * z[k];
+      }
+    } else {
+      for (auto [j, x_ij] : row) {
+        Scalar* g = G + static_cast<Eigen::Index>(j) * K;
+        for (Eigen::Index k = 0; k < K; ++k) g[k] += x_ij * s[k];
+      }
+    }
+  }
+
+  /// Calls f.template operator()<KC>() with KC = K for 2 ≤ K ≤ 10, else KC = 0.
+  template <class F>
+  static void with_classes(Eigen::Index K, F&& f) {
+    switch (K) {
+      case 2: f.template operator()<2>(); break;
+      case 3: f.template operator()<3>(); break;
+      case 4: f.template operator()<4>(); break;
+      case 5: f.template operator()<5>(); break;
+      case 6: f.template operator()<6>(); break;
+      case 7: f.template operator()<7>(); break;
+      case 8: f.template operator()<8>(); break;
+      case 9: f.template operator()<9>(); break;
+      case 10: f.template operator()<10>(); break;
+      default: f.template operator()<0>();
+    }
+  }
+
+  template <class Row>
+  static void gather(const Row& row, const Scalar* W, Scalar* s, Eigen::Index K) {
+    with_classes(K, [&]<int KC>() { gather_fixed<KC>(row, W, s, K); });
+  }
+
+  template <class Row>
+  static void scatter(const Row& row, const Scalar* s, Scalar* G, Eigen::Index K) {
+    with_classes(K, [&]<int KC>() { scatter_fixed<KC>(row, s, G, K); });
+  }
+
   template <StorageIndex Index, class Step>
   void run_csr(const Problem<Scalar, Index, Eigen::RowMajor>& problem, const ClassMatrix<Scalar>& W,
                const ClassVector<Scalar>& b, Step& step, ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b) {
@@ -121,15 +187,9 @@ class SamplePass {
         } else {
           std::fill(s.begin(), s.end(), Scalar(0));
         }
-        for (auto [j, x_ij] : row) {
-          const Scalar* w = W.data() + static_cast<Eigen::Index>(j) * K;
-          for (Eigen::Index k = 0; k < K; ++k) s[static_cast<std::size_t>(k)] += x_ij * w[k];
-        }
+        gather(row, W.data(), s.data(), K);
         if (!step(i, std::span<Scalar>(s), th)) continue;
-        for (auto [j, x_ij] : row) {
-          Scalar* g = Gt.data() + static_cast<Eigen::Index>(j) * K;
-          for (Eigen::Index k = 0; k < K; ++k) g[k] += x_ij * s[static_cast<std::size_t>(k)];
-        }
+        scatter(row, s.data(), Gt.data(), K);
         if (intercept_)
           for (Eigen::Index k = 0; k < K; ++k) gt[k] += s[static_cast<std::size_t>(k)];
       }
