@@ -39,6 +39,7 @@
 #include "model/metrics.hpp"
 #include "model/staged_model.hpp"
 
+#include "solver/bcd/block_cd.hpp"
 #include "solver/fbpd/fbpd.hpp"
 #include "solver/fcbcfw/fcbcfw.hpp"
 #include "solver/fista/prox_gradient.hpp"
