@@ -13,6 +13,13 @@
 //         {"run": "gls"|"gls-plain"|"fista", "trace": [[seconds, F], ...], ...}  objective (1) over time
 //         {"run": "table1", "features": "raw"|"rff", "linear": e, "logistic": e, "calibrated": e}  test errors
 //         {"run": "stagewise", "calibrate": b, "trace": [[seconds, test error], ...]}
+//
+//   bench_gls --trace DIR --solver gls-qn|gls|gls-plain|fista [--mu M] [--limit SECONDS] [--memory M]
+//             [--tol T]
+//       one solver on the random features a --compare run wrote to DIR (train.bin, train.labels):
+//       prints {"run": NAME, "trace": [[seconds, F], ...], ...} (objective (1), logistic + ridge,
+//       no intercept; seconds include forming and factorising Σ̂). gls-qn is GLS with
+//       quasi-Newton steps (GLSOptions::memory, default 10).
 
 #include <benchmark/benchmark.h>
 
@@ -23,6 +30,7 @@
 #include <sparsemc/solver/gls/gls.hpp>
 #include <sparsemc/solver/gls/stagewise.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -258,9 +266,69 @@ int compare(int argc, char** argv) {
   return 0;
 }
 
+int trace(int argc, char** argv) {
+  const std::filesystem::path dir = argv[2];
+  std::string solver = "gls-qn";
+  double mu = 1e-6, limit = 150, tol = 1e-9;
+  int memory = 10;
+  for (int i = 3; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--solver") solver = value();
+    else if (flag == "--mu") mu = std::stod(value());
+    else if (flag == "--limit") limit = std::stod(value());
+    else if (flag == "--tol") tol = std::stod(value());
+    else if (flag == "--memory") memory = std::stoi(value());
+    else throw std::invalid_argument("unknown argument " + flag);
+  }
+  const auto bytes = static_cast<Eigen::Index>(std::filesystem::file_size(dir / "train.bin"));
+  const auto n = static_cast<Eigen::Index>(std::filesystem::file_size(dir / "train.labels") / sizeof(std::int32_t));
+  RowMatrix Z(n, bytes / static_cast<Eigen::Index>(sizeof(double)) / n);
+  std::ifstream(dir / "train.bin", std::ios::binary)
+      .read(reinterpret_cast<char*>(Z.data()), static_cast<std::streamsize>(Z.size() * sizeof(double)));
+  std::vector<std::int32_t> raw(static_cast<std::size_t>(n));
+  std::ifstream(dir / "train.labels", std::ios::binary)
+      .read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size() * sizeof(std::int32_t)));
+  const std::vector<ClassIndex> y(raw.begin(), raw.end());
+  const LabelSets labels = LabelSets::multiclass(y, *std::max_element(y.begin(), y.end()) + 1);
+  History h;
+  SolverInfo info;
+  if (solver == "fista") {
+    const Eigen::SparseMatrix<double, Eigen::RowMajor, std::int32_t> Zs = Z.sparseView();
+    const CsrProblem<double> sparse{CsrView<double>(Zs), labels.view(), {}};
+    info = ProxGradient(Logistic{}, NoPenalty{.mu = mu},
+                        ProxGradientOptions{.tol = tol, .max_epochs = 1000000, .time_limit = limit})
+               .fit(sparse, h)
+               .info;
+  } else {
+    const DenseProblem<double> problem{{Z.data(), Z.rows(), Z.cols()}, labels.view(), {}};
+    info = GLS(Logistic{}, NoPenalty{.mu = mu},
+               GLSOptions{.tol = tol, .max_epochs = 100000, .time_limit = limit, .accelerated = solver == "gls",
+                          .memory = solver == "gls-qn" ? memory : 0})
+               .fit(problem, h)
+               .info;
+  }
+  std::printf("{\"run\": \"%s\", \"status\": \"%s\", \"epochs\": %lld, \"objective\": %.17g, \"seconds\": %.3f, "
+              "\"trace\": %s}\n",
+              solver.c_str(), std::string(to_string(info.status)).c_str(), static_cast<long long>(info.epochs),
+              info.objective, info.seconds, trace_json(h).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 3 && std::string(argv[1]) == "--trace") {
+    try {
+      return trace(argc, argv);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_gls: %s\n", e.what());
+      return 1;
+    }
+  }
   if (argc >= 3 && std::string(argv[1]) == "--compare") {
     try {
       return compare(argc, argv);

@@ -10,6 +10,10 @@ C = 1/(mu n), tol 1e-6) and LIBLINEAR (-s 4 Crammer-Singer, -s 2 L2-loss SVC pri
 and writes DIR/results.json (and DIR/stagewise.png when matplotlib is present).
 
     /usr/bin/python3 bench/gls_mnist.py --bench build/bench/bench_gls --work /tmp/gls-mnist
+
+With --objective-only (after one full run has written DIR/train.bin): only the time-to-objective
+race on the features, runs interleaved — lbfgs, then `bench_gls --trace` for each of
+--solvers (default gls-qn gls fista), repeated --repeats times — and the ratios to lbfgs.
 """
 
 import argparse
@@ -21,6 +25,42 @@ import time
 import warnings
 
 
+def objective_race(args, np, LogisticRegression):
+    """lbfgs and sparsemc solvers, alternating, on DIR/train.bin: time to lbfgs's objective."""
+    y = np.fromfile(os.path.join(args.work, "train.labels"), dtype=np.int32)
+    n = len(y)
+    X = np.fromfile(os.path.join(args.work, "train.bin")).reshape(n, -1)
+
+    def objective(W):
+        S = X @ W
+        m = S.max(axis=1, keepdims=True)
+        lse = m[:, 0] + np.log(np.exp(S - m).sum(axis=1))
+        return float(np.mean(lse - S[np.arange(n), y]) + 0.5 * args.mu * np.sum(W * W))
+
+    for rep in range(args.repeats):
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lbfgs = LogisticRegression(C=1.0 / (args.mu * n), fit_intercept=False, multi_class="multinomial",
+                                       solver="lbfgs", tol=1e-6, max_iter=100000).fit(X, y)
+        t_lbfgs = time.perf_counter() - start
+        F = objective(lbfgs.coef_.T)
+        print(f"[{rep}] lbfgs (tol 1e-6): F = {F:.10f} in {t_lbfgs:.1f} s ({lbfgs.n_iter_[0]} iterations)", flush=True)
+        for solver in args.solvers:
+            out = subprocess.run([args.bench, "--trace", args.work, "--solver", solver, "--mu", repr(args.mu),
+                                  "--limit", repr(args.fista_limit)], check=True, capture_output=True, text=True)
+            r = json.loads(out.stdout)
+            tr = r["trace"]
+            cells = []
+            for rel in (1e-2, 1e-3, 1e-4, 0.0):
+                t = next((t for t, f in tr if f <= F * (1 + rel)), None)
+                cells.append(f"{rel:g}: " + (f"{t:.1f} s = {t / t_lbfgs:.3f}x" if t is not None else "not reached"))
+            setup = tr[0][0] if tr else float("nan")
+            print(f"[{rep}] {solver:7s} ({r['epochs']} iterations, first after {setup:.1f} s, final F "
+                  f"{r['objective']:.10f}): time to (1 + rel) F_lbfgs — " + "; ".join(cells), flush=True)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", required=True, help="path of bench_gls")
@@ -28,9 +68,14 @@ def main():
     parser.add_argument("--mu", type=float, default=1e-4)
     parser.add_argument("--fista-limit", type=float, default=120.0, help="time budget of each sparsemc run (s)")
     parser.add_argument("--reuse", action="store_true", help="reuse DIR/bench.jsonl from a previous run")
+    parser.add_argument("--objective-only", action="store_true", help="only the time-to-objective race")
+    parser.add_argument("--solvers", nargs="+", default=["gls-qn", "gls", "fista"])
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     import numpy as np
     from sklearn.linear_model import LogisticRegression
+    if args.objective_only:
+        return objective_race(args, np, LogisticRegression)
 
     os.makedirs(args.work, exist_ok=True)
     lines_path = os.path.join(args.work, "bench.jsonl")

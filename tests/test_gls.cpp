@@ -101,11 +101,12 @@ TEMPLATE_TEST_CASE("GLS softmax reaches FISTA's optimum of logistic + ridge", "[
     for (const double mu : {1e-2, 1e-4}) {
       CAPTURE(intercept, mu);
       const double F_ref = reference_objective<Logistic>(data.csr(), mu, intercept);
-      for (const bool accelerated : {false, true}) {
-        CAPTURE(accelerated);
+      // Algorithm 1, its Nesterov variant, and the quasi-Newton steps (memory > 0).
+      for (const int scheme : {0, 1, 2}) {
+        CAPTURE(scheme);
         const GLS gls(Logistic{}, NoPenalty{.mu = mu},
                       GLSOptions{.tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-9, .max_epochs = 100000,
-                                 .fit_intercept = intercept, .accelerated = accelerated});
+                                 .fit_intercept = intercept, .accelerated = scheme == 1, .memory = scheme == 2 ? 10 : 0});
         const auto sparse = gls.fit(data.csr());
         const auto dense = gls.fit(data.dense_problem());
         CHECK(sparse.info.status == Status::converged);

@@ -191,6 +191,7 @@ struct RunSettings {
   double time_limit = 0.0;
   bool accelerated = false;
   bool verbose = false;
+  int memory = 0;  ///< > 0: the quasi-Newton scheme (run_quasi_newton) with this many pairs
 };
 
 /// What one run of Algorithm 1 returns.
@@ -311,6 +312,173 @@ RunOutcome run(const Loss& loss, const Prob& problem, const Preconditioner<Scala
       out.status = Status::time_limit;
       gradient(problem, D, W, mu, G);
       out.measure = static_cast<double>(G.norm()) / scale;
+      break;
+    }
+  }
+  out.objective = F;
+  return out;
+}
+
+/// Algorithm 1's step with a learned metric: L-BFGS (Nocedal & Wright, Alg. 7.4) whose initial
+/// inverse Hessian is γ P⁻¹, P = LΣ̂ + μI the preconditioner of (6), γ = ⟨s, y⟩ / ⟨y, P⁻¹y⟩
+/// from the newest pair. P removes the ill-conditioning of X (as in Algorithm 1); the pairs
+/// and γ learn the softmax's actual curvature, which near the optimum is far below the global
+/// bound L (most samples are fitted with probabilities near 0 or 1) — the reason Algorithm 1,
+/// accelerated or not, slows down there. The first step is exactly (6).
+///
+/// Cost per iteration as (6): one X̃Δ and one X̃ᵀD product and one solve with P's factor —
+/// P⁻¹y_i are kept with the pairs (P⁻¹y = P⁻¹g_new − P⁻¹g_old), so the recursion needs no other
+/// solve. Scores are linear in W, so the backtracking (Armijo, sufficient decrease 10⁻⁴, halving)
+/// re-evaluates only the link on S + αX̃Δ. A pair with ⟨s, y⟩ ≤ 0 (rounding; F is convex) is
+/// skipped; if the direction is not a descent direction the memory is cleared and (6) taken.
+/// Stopping, reports and callbacks as `run`.
+template <class Loss, class Prob, class Scalar, class OnEpoch>
+RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, const Preconditioner<Scalar>& P, double mu,
+                            const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
+                            const Stopwatch& clock, OnEpoch&& on_epoch) {
+  const Eigen::Index n = problem.n_samples();
+  const Eigen::Index d = problem.n_features();
+  const Eigen::Index p = W.rows();
+  const Eigen::Index K = W.cols();
+  const auto m = static_cast<std::size_t>(settings.memory);
+  ClassMatrix<Scalar> S(n, K), dS(n, K), S_try(n, K), D(n, K), D_try(n, K);
+  ClassMatrix<Scalar> G(p, K), G_prev(p, K), H(p, K), H_prev(p, K), R(p, K), Q(p, K), Delta(p, K), W_try(p, K);
+  // The pairs (s_i, y_i, P⁻¹y_i) in a ring, ρ_i = 1/⟨s_i, y_i⟩.
+  std::vector<ClassMatrix<Scalar>> s_hist(m, ClassMatrix<Scalar>(p, K)), y_hist(m, ClassMatrix<Scalar>(p, K)),
+      z_hist(m, ClassMatrix<Scalar>(p, K));
+  std::vector<double> rho(m), alpha(m);
+  std::size_t stored = 0, newest = 0;
+  double gamma = 1.0;
+  const auto dot = [](const ClassMatrix<Scalar>& A, const ClassMatrix<Scalar>& B) {
+    return static_cast<double>((A.array() * B.array()).sum());
+  };
+  const auto ridge_value = [&](const ClassMatrix<Scalar>& V) {
+    return 0.5 * mu * static_cast<double>(V.topRows(d).squaredNorm());
+  };
+  const auto solve = [&](const ClassMatrix<Scalar>& rhs, ClassMatrix<Scalar>& out) {
+    out = rhs;
+    P.solve_in_place(out);
+  };
+
+  // ‖∇F(0)‖: the scale of the stopping test, whatever the start.
+  if (offset.size() > 0) S = offset;
+  else S.setZero();
+  double f = link_residual(loss, problem, S, D);
+  {
+    const ClassMatrix<Scalar> zero = ClassMatrix<Scalar>::Zero(p, K);
+    gradient(problem, D, zero, 0.0, G);
+  }
+  const double reference = static_cast<double>(G.norm());
+  const double scale = reference > 0.0 ? reference : 1.0;
+  if (!W.isZero(0)) {
+    scores(problem, W, offset, S);
+    f = link_residual(loss, problem, S, D);
+  }
+  gradient(problem, D, W, mu, G);
+  RunOutcome out;
+  double F = f + ridge_value(W);
+  if (!std::isfinite(F) || !std::isfinite(reference)) {
+    out.status = Status::numerical_issue;
+    out.objective = F;
+    return out;
+  }
+  solve(G, H);
+  while (true) {
+    out.measure = static_cast<double>(G.norm()) / scale;
+    if (!std::isfinite(out.measure)) {
+      out.status = Status::numerical_issue;
+      break;
+    }
+    if (out.measure <= settings.tol) {
+      out.status = Status::converged;
+      break;
+    }
+    if (out.epochs >= settings.max_epochs) {
+      out.status = Status::max_iter;
+      break;
+    }
+    // The two-loop recursion: R = H_k G with H_0 = γ P⁻¹ (P⁻¹G = H, P⁻¹y_i = z_i).
+    Q = G;
+    R = H;
+    for (std::size_t j = 0; j < stored; ++j) {
+      const std::size_t i = (newest + m - j) % m;
+      alpha[i] = rho[i] * dot(s_hist[i], Q);
+      Q -= static_cast<Scalar>(alpha[i]) * y_hist[i];
+      R -= static_cast<Scalar>(alpha[i]) * z_hist[i];
+    }
+    R *= static_cast<Scalar>(gamma);
+    for (std::size_t j = stored; j-- > 0;) {
+      const std::size_t i = (newest + m - j) % m;
+      const double beta = rho[i] * dot(y_hist[i], R);
+      R += static_cast<Scalar>(alpha[i] - beta) * s_hist[i];
+    }
+    double slope = -dot(G, R);
+    if (!(slope < 0.0)) {  // not a descent direction (rounding): forget the pairs, take (6)
+      stored = 0;
+      gamma = 1.0;
+      R = H;
+      slope = -dot(G, R);
+    }
+    Delta = -R;
+    // X̃Δ once; the line search moves along it.
+    dS.noalias() = design(problem) * Delta.topRows(d);
+    if (p > d) dS.rowwise() += Delta.row(d);
+    double step = 1.0, F_try = 0.0;
+    for (int trial = 0; trial < 40; ++trial) {
+      S_try = S + static_cast<Scalar>(step) * dS;
+      W_try = W + static_cast<Scalar>(step) * Delta;
+      F_try = link_residual(loss, problem, S_try, D_try) + ridge_value(W_try);
+      if (F_try <= F + 1e-4 * step * slope) break;
+      if (!std::isfinite(F_try) && trial == 39) break;
+      step *= 0.5;
+    }
+    ++out.epochs;
+    if (!std::isfinite(F_try)) {
+      out.status = Status::numerical_issue;
+      break;
+    }
+    if (!(F_try <= F)) {  // no decrease even at the smallest step: F is at its rounding floor
+      out.status = Status::converged;
+      break;
+    }
+    std::swap(W, W_try);
+    std::swap(S, S_try);
+    std::swap(D, D_try);
+    std::swap(G, G_prev);
+    std::swap(H, H_prev);
+    F = F_try;
+    gradient(problem, D, W, mu, G);
+    solve(G, H);
+    // The new pair: s = W − W_prev = stepΔ, y = G − G_prev, P⁻¹y = H − H_prev.
+    if (m > 0) {
+      const std::size_t slot = stored == 0 ? newest : (newest + 1) % m;
+      ClassMatrix<Scalar>& s_new = s_hist[slot];
+      ClassMatrix<Scalar>& y_new = y_hist[slot];
+      ClassMatrix<Scalar>& z_new = z_hist[slot];
+      s_new = static_cast<Scalar>(step) * Delta;
+      y_new = G - G_prev;
+      const double sy = dot(s_new, y_new);
+      if (sy > 0.0) {
+        z_new = H - H_prev;
+        const double yz = dot(y_new, z_new);
+        rho[slot] = 1.0 / sy;
+        if (yz > 0.0) gamma = sy / yz;
+        newest = slot;
+        stored = std::min(stored + 1, m);
+      } else if (stored == m) {
+        --stored;  // the slot held the oldest pair, now overwritten
+      }
+    }
+    const EpochReport report{out.epochs, F, static_cast<double>(G.norm()) / scale, -1, clock.seconds()};
+    if (settings.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
+    if (on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W))) {
+      out.status = Status::stopped_by_callback;
+      out.measure = report.measure;
+      break;
+    }
+    if (settings.time_limit > 0.0 && report.seconds >= settings.time_limit) {
+      out.status = Status::time_limit;
+      out.measure = report.measure;
       break;
     }
   }
