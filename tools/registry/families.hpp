@@ -5,6 +5,8 @@
 /// reads this list and compiles each family in a translation unit of its own; including this
 /// header instead registers them all from one translation unit.
 
+#include "bcd.hpp"
+#include "bcd_cst.hpp"
 #include "fista.hpp"
 #include "fbpd.hpp"
 #include "fcbcfw.hpp"

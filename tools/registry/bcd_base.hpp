@@ -1,0 +1,20 @@
+#pragma once
+/// \file bcd_base.hpp
+/// What the two BlockCD registrations (bcd.hpp: bcd-ls, bcd_cst.hpp: bcd-cst) share: the losses,
+/// the penalties and the layout. Not a family of its own (families.hpp does not list it).
+
+#include <sparsemc/solver/bcd/block_cd.hpp>
+
+#include "registry.hpp"
+
+namespace sparsemc::tools {
+
+/// The losses x penalties both step rules accept.
+struct BcdFamilyBase {
+  using Losses = TypeList<SquaredHinge, OvrSquaredHinge, Logistic, LeastSquares>;
+  using Penalties = TypeList<L1L2, L1, L1Linf, NoPenalty>;
+  /// Column-major: a block is a column of X (converted once from the file's rows).
+  static constexpr int layout = Eigen::ColMajor;
+};
+
+}  // namespace sparsemc::tools
