@@ -6,6 +6,7 @@
 //   bench_fcbcfw fit TRAIN [--C c] [--lambda-pd l] [--tol t] [--max-epochs m]
 //                [--search exact|bi|auto] [--target F] [--heldout FILE] [--test FILE]
 //                [--labels L] [--sweeps S]  (labels_per_search, active_sweeps)
+//                [--storage hashed|dense|auto]
 //                [--float]                           fit, print one line of key=value
 //   bench_fcbcfw objective DATA MODEL C               F of (1) (λ = 0, μ = 1/(Cn)) of a
 //                                                     LIBLINEAR model, and its nonzeros
@@ -164,6 +165,7 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
   const double C = std::stod(get("--C", "1")), lambda_pd = std::stod(get("--lambda-pd", "0"));
   const double n = train.n_samples(), mu = 1.0 / (C * n), lambda = lambda_pd / (C * n);
   const std::string search = get("--search", "auto");
+  const std::string storage = get("--storage", "auto");
   typename FCBCFW<CrammerSinger, L1>::Options options{
       .tol = std::stod(get("--tol", "1e-3")),
       .max_epochs = std::stoll(get("--max-epochs", "1000")),
@@ -171,7 +173,9 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
       .search = search == "exact" ? FcbcfwSearch::exact
                                   : (search == "bi" ? FcbcfwSearch::bi_stochastic : FcbcfwSearch::automatic),
       .labels_per_search = std::stoi(get("--labels", "1")),
-      .active_sweeps = std::stoi(get("--sweeps", "-1"))};
+      .active_sweeps = std::stoi(get("--sweeps", "-1")),
+      .storage = storage == "dense" ? FcbcfwStorage::dense
+                                    : (storage == "hashed" ? FcbcfwStorage::hashed : FcbcfwStorage::automatic)};
   const FCBCFW<CrammerSinger, L1> solver({}, {.lambda = lambda, .mu = mu}, options);
   std::optional<Dataset<Scalar>> heldout, test;
   const io::LibsvmOptions same{.n_features = train.n_features(), .labels = train.encoder(),

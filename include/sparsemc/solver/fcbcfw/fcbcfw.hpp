@@ -33,6 +33,13 @@ enum class FcbcfwSearch {
   automatic,      ///< bi_stochastic when K ≥ 1000, exact otherwise
 };
 
+/// How FCBCFW stores V = Xᵀα and W (detail/feature_rows.hpp).
+enum class FcbcfwStorage {
+  hashed,     ///< sparse per-feature rows (§4.1–4.2): memory O(nnz(X)·|𝒜_i|), never D·K
+  dense,      ///< D×K arrays: streamed, vectorised searches; exact search only
+  automatic,  ///< dense when the search is exact and D·K ≤ 2^24 (at most 256 MiB), else hashed
+};
+
 /// What `FCBCFW::solve` returns: W and α in sparse form (nothing of size d×K or n×K), and the
 /// information block. `fit` turns it into a LinearModel.
 template <RealScalar Scalar>
@@ -102,7 +109,10 @@ struct FcbcfwSolution {
 /// W and V are kept as sparse per-feature rows (hash tables and lists of nonzero classes,
 /// §4.1–4.2) and α as per-sample active lists: memory grows with nnz(X)·|𝒜_i|, never with d·K
 /// (V is rebuilt from α at an epoch's end when it holds over twice the pairs the active sets
-/// need, dropping the entries of labels shrunk away). `solve` returns W and α sparse; `fit`
+/// need, dropping the entries of labels shrunk away). When d·K is small (≤ 2^24) and the search
+/// is exact, `storage = automatic` keeps V and W as dense d×K arrays instead: the search reads
+/// each row of W as K contiguous values, several times faster than the lists when W has
+/// little primal sparsity (λ small, K in the hundreds) — the regime of LIBLINEAR's -s 4. `solve` returns W and α sparse; `fit`
 /// builds a LinearModel, whose nonzero rows are stored densely (|support|·K values).
 ///
 /// Cost: with the exact search an epoch reads Σ_i Σ_{j∈x_i} nnz(w_j) weights — sublinear in K
@@ -113,9 +123,10 @@ struct FcbcfwSolution {
 /// sparse rows) and the dual value D(α) = −μG(α) give the relative duality gap
 ///     (F(W) − D(α)) / F(0),   F(0) = (1/n) Σ_i c_i [Y_i nonempty and not full],
 /// which is ≥ 0, equals 1 at α = 0, and stops the solve at `tol`. That evaluation reads as many
-/// weights as one epoch of the exact search, so it runs every epoch with the exact search, and
-/// with the bi-stochastic one whenever the work since the last evaluation reaches the work of an
-/// evaluation (counted, not timed: reproducible), or every `gap_every` epochs; the last epoch is
+/// weights as one epoch of the exact search, so it runs every other epoch with the exact search,
+/// and with the bi-stochastic one whenever the work since the last evaluation reaches twice the
+/// work of an evaluation (counted, not timed: reproducible; the checks take at most a third of
+/// the time), or every `gap_every` epochs; the last epoch is
 /// always evaluated, and the reports of the others carry NaN. Also `max_epochs`, `time_limit`
 /// (checked every 256 samples) and callbacks (core/callbacks.hpp). A callback that
 /// offers `const LinearModel<Scalar>* best_model()` and `const EpochReport& best_report()` (the
@@ -181,7 +192,8 @@ class FCBCFW {
     /// Warm start: negatives per sample seeded into 𝒜_i from the initial model's scores.
     int warm_start_labels = 10;
     /// Evaluate the exact gap every this many epochs; 0 = whenever the work since the last
-    /// evaluation reaches the work of one (every epoch with the exact search; see the class comment).
+    /// evaluation reaches twice the work of one (every other epoch with the exact search; see
+    /// the class comment).
     std::int64_t gap_every = 0;
     /// Labels the search (20)/(24) returns per iteration (the best ones), initially.
     int labels_per_search = 1;
@@ -196,6 +208,9 @@ class FCBCFW {
     /// a sweep's random reads are cheap: a 2–3× speed-up on dna and letter), 0 beyond (on
     /// sector the sweeps' reads miss the cache and cost more than they save).
     int active_sweeps = -1;
+    /// Layout of V and W: sparse rows (the paper's), dense d×K arrays, or by size (see
+    /// FcbcfwStorage); dense needs the exact search.
+    FcbcfwStorage storage = FcbcfwStorage::automatic;
 
     /// Throws std::invalid_argument naming the first bad field.
     void validate() const {
@@ -212,6 +227,8 @@ class FCBCFW {
       detail::require_nonnegative("gap_every", gap_every);
       if (active_sweeps < -1) detail::fail_option("active_sweeps", ">= -1 (-1: automatic)", active_sweeps);
       if (labels_per_search < 1) detail::fail_option("labels_per_search", ">= 1", labels_per_search);
+      if (storage == FcbcfwStorage::dense && search == FcbcfwSearch::bi_stochastic)
+        detail::fail_option("storage", "hashed or automatic with the bi-stochastic search", "dense");
     }
   };
 
@@ -315,6 +332,11 @@ class FCBCFW {
     s.labels_per_search = options_.labels_per_search;
     s.adapt_labels = options_.adapt_labels;
     s.active_sweeps = options_.active_sweeps;
+    if (options_.storage == FcbcfwStorage::dense && s.bi_stochastic)
+      detail::fail_option("storage", "hashed or automatic when the search resolves to bi-stochastic (K >= 1000)", "dense");
+    const double pairs = static_cast<double>(problem.n_features()) * K;
+    s.dense_rows = options_.storage == FcbcfwStorage::dense ||
+                   (options_.storage == FcbcfwStorage::automatic && !s.bi_stochastic && pairs <= kDensePairs);
     return s;
   }
 
@@ -376,6 +398,9 @@ class FCBCFW {
     notify_end(result.info, callbacks...);
     return result;
   }
+
+  /// The automatic storage is dense up to this many (feature, class) pairs (16 bytes each).
+  static constexpr double kDensePairs = 16777216.0;  // 2^24
 
   Loss loss_;
   Penalty penalty_;

@@ -4,15 +4,19 @@
 /// approximations (24)–(25) and the exact primal objective: z is accumulated from the nonzero
 /// weights of the rows j ∈ x_i only (§4.1, z_i = Σ_{j: x_ij≠0} x_ij w^j), into a dense K-vector
 /// whose touched entries are remembered, so that resetting it costs O(touched), not O(K).
-/// A class that no row touches has z_k = 0 exactly.
+/// A class that no row touches has z_k = 0 exactly. With the dense layout of FeatureRows every
+/// class counts as touched and z += x_ij w_j is a contiguous K-vector update.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <span>
 #include <utility>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "../../../core/rng.hpp"
 #include "../../../data/sparse_view.hpp"
@@ -64,6 +68,10 @@ class ScoreBuffer {
   /// part == npos): the exact search (20) and (24).
   template <RealScalar Scalar, StorageIndex Index>
   void accumulate(SparseSlice<Scalar, Index> row, const FeatureRows<Scalar>& rows, std::size_t part) {
+    if (rows.dense()) {
+      accumulate_dense(row, rows);
+      return;
+    }
     const std::size_t q_begin = part == npos ? 0 : part;
     const std::size_t q_end = part == npos ? rows.n_parts() : part + 1;
     const std::size_t size = row.size();
@@ -78,6 +86,25 @@ class ScoreBuffer {
         for (const auto& e : list) add(e.cls, x * static_cast<double>(e.w));
       }
     }
+  }
+
+  /// z += Σ_{j ∈ row} x_ij w_j over all K classes, from the dense rows of W.
+  template <RealScalar Scalar, StorageIndex Index>
+  void accumulate_dense(SparseSlice<Scalar, Index> row, const FeatureRows<Scalar>& rows) {
+    const std::size_t K = z_.size();
+    if (n_touched_ != K) {  // every class takes part: z = 0, all touched
+      std::fill(z_.begin(), z_.end(), 0.0);
+      std::fill(stamp_.begin(), stamp_.end(), round_);
+      std::iota(touched_.begin(), touched_.end(), ClassIndex{0});
+      n_touched_ = K;
+    }
+    Eigen::Map<Eigen::VectorXd> z(z_.data(), static_cast<Eigen::Index>(K));
+    const std::size_t size = row.size();
+    for (std::size_t p = 0; p < size; ++p) {
+      if (p + 4 < size) rows.prefetch_weights(static_cast<std::size_t>(row.indices[p + 4]), 0);
+      rows.add_dense_row(static_cast<std::size_t>(row.indices[p]), static_cast<double>(row.values[p]), z);
+    }
+    scanned_ += size * K;
   }
 
   /// The importance-sampled estimate (25) of z on partition `part`: `draws` features drawn
