@@ -36,8 +36,8 @@ enum class FcbcfwSearch {
 /// How FCBCFW stores V = Xᵀα and W (detail/feature_rows.hpp).
 enum class FcbcfwStorage {
   hashed,     ///< sparse per-feature rows (§4.1–4.2): memory O(nnz(X)·|𝒜_i|), never D·K
-  dense,      ///< D×K arrays: streamed, vectorised searches; exact search only
-  automatic,  ///< dense when the search is exact and D·K ≤ 2^24 (at most 256 MiB), else hashed
+  dense,      ///< V as a D×K array, W = prox(V) applied on the fly: streamed, vectorised searches; exact search only
+  automatic,  ///< dense when the search is exact and D·K ≤ 2^24 (V then takes at most 128 MiB), else hashed
 };
 
 /// What `FCBCFW::solve` returns: W and α in sparse form (nothing of size d×K or n×K), and the
@@ -399,7 +399,7 @@ class FCBCFW {
     return result;
   }
 
-  /// The automatic storage is dense up to this many (feature, class) pairs (16 bytes each).
+  /// The automatic storage is dense up to this many (feature, class) pairs (8 bytes each: V in double).
   static constexpr double kDensePairs = 16777216.0;  // 2^24
 
   Loss loss_;
