@@ -44,7 +44,7 @@ namespace sparsemc::detail {
 template <RealScalar Scalar>
 struct PassThread {
   std::vector<Scalar> s, a, b, scratch, margins;
-  std::array<double, 5> sums{};  // [0, 4) added over samples, [4] a maximum
+  std::array<double, 7> sums{};  // [0, 6) added over samples, [6] a maximum
   ClassMatrix<Scalar> G;
   ClassVector<Scalar> g_b;
 };
@@ -52,9 +52,9 @@ struct PassThread {
 template <RealScalar Scalar>
 class SamplePass {
  public:
-  /// What a step can accumulate (thread-local, reduced in thread order): sums[0..3] are added,
-  /// sums[4] is a maximum (of nonnegative values).
-  using Sums = std::array<double, 5>;
+  /// What a step can accumulate (thread-local, reduced in thread order): sums[0..5] are added,
+  /// sums[6] is a maximum (of nonnegative values).
+  using Sums = std::array<double, 7>;
 
   SamplePass(Eigen::Index n, Eigen::Index d, Eigen::Index K, bool intercept, bool csc, int threads)
       : K_(K), intercept_(intercept), threads_(std::max(threads, 1)), threads_state_(static_cast<std::size_t>(threads_)) {
@@ -89,7 +89,7 @@ class SamplePass {
     sums.fill(0.0);
     for (const auto& th : threads_state_) {
       for (std::size_t m = 0; m + 1 < sums.size(); ++m) sums[m] += th.sums[m];
-      sums[4] = std::max(sums[4], th.sums[4]);
+      sums[6] = std::max(sums[6], th.sums[6]);
     }
   }
 
