@@ -9,6 +9,17 @@
 //    n = 6412, d = 55197, K = 105; skipped when absent and in the smoke run, as its read takes
 //    seconds).
 //  The smoke form (--benchmark_min_time below 0.1 s, as CI runs it) keeps dna only.
+//
+// Whole-solve drivers on sector (plain programs behind a first argument; they print "SKIPPED"
+// and exit 0 when ../shared/data is absent). Times are process CPU seconds (std::clock), so a
+// shared machine inflates them less than wall time:
+//   bench_bcd --path [TOL]          a 20-point squared hinge + L1/L2 path (λ_max to λ_max/100)
+//                                   with and without strong rules, and one cold solve at the
+//                                   smallest λ: prints the path / cold ratio (issue 4: ≤ 3)
+//   bench_bcd --liblinear MODEL [C] [TOL]  OvR squared hinge + L1 (λ = 1/(Cn)) from W = 0 with
+//                                   time to reach the objective of a liblinear-train -s 5 model
+//   bench_bcd --reach F [TOL]       squared hinge + L1/L2 at λ = 1e-4: time to reach F (0.4461)
+//   add "float" as the last argument for single precision; BCD_VERBOSE=1 prints the path's epochs.
 #include <benchmark/benchmark.h>
 
 #include <sparsemc/io/libsvm.hpp>
@@ -17,9 +28,14 @@
 #include <sparsemc/loss/squared_hinge.hpp>
 #include <sparsemc/penalty/l1.hpp>
 #include <sparsemc/penalty/l1l2.hpp>
+#include <sparsemc/io/liblinear_model.hpp>
 #include <sparsemc/solver/bcd/block_cd.hpp>
+#include <sparsemc/solver/objective.hpp>
+#include <sparsemc/solver/path.hpp>
 
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -83,9 +99,119 @@ void add(const std::string& name, const std::string& set) {
   })->Unit(benchmark::kMillisecond);
 }
 
+
+// ------------------------------------------------------------------------------------------------
+// Whole-solve drivers on sector.
+// ------------------------------------------------------------------------------------------------
+
+/// Process CPU seconds since construction.
+struct CpuClock {
+  std::clock_t start = std::clock();
+  [[nodiscard]] double seconds() const { return static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC; }
+};
+
+/// Callback: prints each epoch and remembers the CPU time at which F first reached `target`.
+struct Reach {
+  double target;
+  CpuClock cpu{};
+  double reached = -1.0;
+  std::int64_t epoch = -1;
+  bool end_epoch(const EpochReport& r) {
+    const double t = cpu.seconds();
+    std::printf("  epoch %lld F %.10f measure %.3g nnz_rows %lld cpu %.3f\n", static_cast<long long>(r.epoch),
+                r.objective, r.measure, static_cast<long long>(r.nnz_rows), t);
+    if (reached < 0 && r.objective <= target) {
+      reached = t;
+      epoch = r.epoch;
+    }
+    return false;
+  }
+};
+
+template <class Scalar>
+void print_result(const char* what, const Result<Scalar>& r, double cpu) {
+  std::printf("%s: F %.10f status %s epochs %lld nnz_rows %lld cpu %.3f s\n", what, r.info.objective,
+              std::string(to_string(r.info.status)).c_str(), static_cast<long long>(r.info.epochs),
+              static_cast<long long>(r.info.nnz_rows), cpu);
+}
+
+template <class Scalar>
+int drive(const std::string& mode, const std::vector<std::string>& args) {
+  const Dataset<Scalar>* data = dataset<Scalar>("sector");
+  if (data == nullptr) {
+    std::printf("SKIPPED: sector not found under %s\n", SPARSEMC_SHARED_DATA);
+    return 0;
+  }
+  const auto problem = data->template problem<Eigen::ColMajor>();
+  auto arg = [&](std::size_t k, double fallback) { return k < args.size() ? std::atof(args[k].c_str()) : fallback; };
+  if (mode == "--path") {
+    const double tol = arg(0, 1e-3);
+    auto make = [tol](bool screening) {
+      return [tol, screening](double l) {
+        return BlockCD<SquaredHinge, L1L2, TsengYun>(
+            {}, {.lambda = l}, {.tol = tol, .verbose = std::getenv("BCD_VERBOSE") != nullptr, .screening = screening});
+      };
+    };
+    const PathOptions options{.n_lambdas = 20, .ratio = 1e-2};
+    CpuClock c1;
+    const auto path = regularization_path(problem, make(true), options);
+    const double path_cpu = c1.seconds();
+    for (const auto& q : path.points)
+      std::printf("  lambda %.4e F %.10f nnz_rows %lld epochs %lld\n", q.lambda, q.objective,
+                  static_cast<long long>(q.nnz_rows), static_cast<long long>(q.epochs));
+    CpuClock c2;
+    const auto plain = regularization_path(problem, make(false), options);
+    const double plain_cpu = c2.seconds();
+    CpuClock c3;
+    const auto cold = make(true)(path.points.back().lambda).fit(problem);
+    const double cold_cpu = c3.seconds();
+    print_result("cold at the smallest lambda", cold, cold_cpu);
+    std::printf("path (strong rules) F_min %.10f cpu %.3f s; path (no screening) F_min %.10f cpu %.3f s\n",
+                path.points.back().objective, path_cpu, plain.points.back().objective, plain_cpu);
+    std::printf("ratio path / cold: %.2f (strong rules), %.2f (no screening)\n", path_cpu / cold_cpu,
+                plain_cpu / cold_cpu);
+  } else if (mode == "--liblinear") {
+    if (args.empty()) throw std::invalid_argument("--liblinear MODEL [C] [TOL]");
+    const double C = arg(1, 1.0);
+    const L1 penalty{.lambda = 1.0 / (C * static_cast<double>(problem.n_samples()))};
+    // LIBLINEAR's W in our class order (its classes are in the order of first appearance).
+    const auto imported = io::load_liblinear_model<Scalar>(args[0]);
+    ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(data->n_features(), data->n_classes());
+    for (std::size_t r = 0; r < imported.support().size(); ++r) {
+      if (imported.support()[r] >= data->n_features()) continue;
+      for (Eigen::Index k = 0; k < W.cols(); ++k)
+        W(imported.support()[r], k) =
+            imported.rows()(static_cast<Eigen::Index>(r), imported.class_of(data->encoder().labels()[static_cast<std::size_t>(k)]));
+    }
+    ClassMatrix<Scalar> S;
+    const double F_lib = objective(OvrSquaredHinge{}, penalty, problem, W, ClassVector<Scalar>(), S).total();
+    std::printf("liblinear -s 5 objective %.10f\n", F_lib);
+    Reach reach{F_lib};
+    const auto r = BlockCD<OvrSquaredHinge, L1, TsengYun>({}, penalty, {.tol = arg(2, 1e-5), .max_epochs = 100000})
+                       .fit(problem, reach);
+    print_result("bcd-ls", r, reach.cpu.seconds());
+    std::printf("bcd-ls reached liblinear's objective at cpu %.3f s (epoch %lld)\n", reach.reached,
+                static_cast<long long>(reach.epoch));
+  } else if (mode == "--reach") {
+    Reach reach{arg(0, 0.4461)};
+    const auto r = BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 1e-4}, {.tol = arg(1, 1e-3)}).fit(problem, reach);
+    print_result("bcd-ls squared hinge + l1l2, lambda 1e-4", r, reach.cpu.seconds());
+    std::printf("reached %.6g at cpu %.3f s (epoch %lld)\n", reach.target, reach.reached, static_cast<long long>(reach.epoch));
+  } else {
+    throw std::invalid_argument("unknown mode " + mode);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]).rfind("--benchmark", 0) != 0) {
+    std::vector<std::string> args(argv + 2, argv + argc);
+    const bool single = !args.empty() && args.back() == "float";
+    if (single) args.pop_back();
+    return single ? drive<float>(argv[1], args) : drive<double>(argv[1], args);
+  }
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const std::string flag = "--benchmark_min_time=";

@@ -14,7 +14,9 @@
 /// warm-started solver needs few epochs per point and the whole path costs about as much as
 /// one cold solve at λ_min.
 ///
-/// Any solver works that is built by a factory from λ and has the shape of the sparsemc solvers:
+/// A solver with `fit_path(problem, lambdas)` returning one Result per λ (BlockCD) solves the
+/// whole grid in one call, with the options of `make_solver(λ_0)`.
+/// Any other solver works that is built by a factory from λ and has the shape of the sparsemc solvers:
 /// `fit(problem)` and `fit(problem, initial_model)` returning `Result<Scalar>`. To compute
 /// λ_max the solver must also expose `loss()` and `penalty()` (and `options().fit_intercept`
 /// if it fits an intercept), as every sparsemc solver does; or give `PathOptions::lambda_max`.
@@ -35,6 +37,7 @@
 /// \endcode
 
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -160,9 +163,7 @@ PathResult<Scalar> regularization_path(const Problem<Scalar, Index, Order>& prob
   const std::vector<double> grid = lambda_grid(path.lambda_max, options.n_lambdas, options.ratio);
   path.points.reserve(grid.size());
   path.models.reserve(grid.size());
-  for (const double lambda : grid) {
-    const auto solver = make_solver(lambda);
-    Result<Scalar> result = path.models.empty() ? solver.fit(problem) : solver.fit(problem, path.models.back());
+  auto add_point = [&](double lambda, Result<Scalar>&& result) {
     PathPoint point;
     point.lambda = lambda;
     point.objective = result.info.objective;
@@ -173,6 +174,19 @@ PathResult<Scalar> regularization_path(const Problem<Scalar, Index, Order>& prob
     point.accuracy = static_cast<double>(evaluate(result.model));
     path.points.push_back(point);
     path.models.push_back(std::move(result.model));
+  };
+  const std::span<const double> lambdas(grid);
+  if constexpr (requires(const std::invoke_result_t<MakeSolver&, double>& s) {
+                  { s.fit_path(problem, lambdas) } -> std::same_as<std::vector<Result<Scalar>>>;
+                }) {
+    // The solver solves the whole grid in one call (sharing its set-up and screening work).
+    std::vector<Result<Scalar>> results = make_solver(grid.front()).fit_path(problem, lambdas);
+    for (std::size_t k = 0; k < results.size(); ++k) add_point(grid[k], std::move(results[k]));
+  } else {
+    for (const double lambda : grid) {
+      const auto solver = make_solver(lambda);
+      add_point(lambda, path.models.empty() ? solver.fit(problem) : solver.fit(problem, path.models.back()));
+    }
   }
   return path;
 }

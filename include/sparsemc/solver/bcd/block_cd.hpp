@@ -62,6 +62,12 @@ struct BlockCDOptions {
   /// margin, R°(G_j) < λ − M/n (M the largest violation of the previous epoch); report
   /// convergence only after an epoch over every block meets the tolerance.
   bool shrinking = true;
+  /// Sequential strong rules on a path (`fit_path`; Tibshirani et al., "Strong rules for
+  /// discarding predictors in lasso-type problems", JRSS B 74, 2012): at λ_k, a zero row j with
+  /// R°(∇_j L(W(λ_{k−1}))) < 2λ_k − λ_{k−1} is left out until the kept rows meet the tolerance;
+  /// then a full pass checks every row and any violator re-enters. Safe: convergence is only
+  /// reported after a full pass meets the tolerance, so the result is that of an unscreened solve.
+  bool screening = true;
   /// Parameters of the step rule (σ, β, ε, … for TsengYun; none for RichtarikTakac).
   StepRule step_rule{};
 
@@ -115,10 +121,21 @@ struct BlockCDOptions {
 ///
 /// **Shrinking** (§5.2.4, after Yuan et al. 2010): a zero row with R°(G_j) < λ − M/n (M the
 /// largest violation of the previous epoch) is dropped from the following epochs. When an epoch
-/// on the shrunk set meets the tolerance, every block is restored and the next epoch (with no
-/// shrinking) decides: convergence is reported only after an epoch over every block meets the
-/// tolerance, so a wrongly shrunk block is always found again (unlike a solver that declares
-/// convergence on its active set).
+/// on the shrunk set meets the tolerance (or has cut the last full pass's measure tenfold), the
+/// next epoch is a full pass: with TsengYun a check pass, which visits the active blocks as
+/// usual and measures every dropped row from the table of per-sample gradients
+/// D_i = (c_i/n)∇ℓ(s_i) (G_j = Σ_i x_ij D_i, one sparse × dense product: no curvature, no
+/// margins), putting back each row that violates; with RichtarikTakac every block is restored.
+/// Convergence is reported only after a full pass meets the tolerance, so a wrongly shrunk
+/// block is always found again (unlike a solver that declares convergence on its active set).
+///
+/// **Paths** (`fit_path`, solver/path.hpp): the grid is solved in one call, each λ warm-started
+/// from the previous solution, the W = 0 normalisers of every λ from one pass. With
+/// `screening`, the sequential strong rule (Tibshirani et al. 2012) starts λ_k on the rows
+/// j with W_j ≠ 0 or R°(∇_j L(W(λ_{k−1}))) ≥ 2λ_k − λ_{k−1} (R° = ‖·‖₂ for L1L2, ‖·‖_∞ for L1,
+/// ‖·‖₁ for L1Linf), taken from the last full pass at λ_{k−1}; the other rows wait for the
+/// check pass, which puts back any violator. The stopping test is the one of `fit`, so the
+/// screened path is the unscreened one to the tolerance.
 ///
 /// **Reproducibility**: the only randomness is the block order, drawn from `Rng(seed)` with
 /// sparsemc's own uniform draws and shuffle; a given seed reproduces the result bit for bit.
@@ -173,6 +190,27 @@ class BlockCD {
     return run(problem, &initial, callbacks...);
   }
 
+  /// Solves (1) for each λ of `lambdas` in turn (the penalty's λ replaced, its μ and every
+  /// option kept), each solve warm-started from the previous one, from W = 0, b = 0 for the
+  /// first: a regularisation path (solver/path.hpp's `regularization_path` calls this). Unlike
+  /// a sequence of `fit` calls it shares the work between the λ values: the caches and the
+  /// W = 0 normalisers of every λ are set up once, and the last full pass at λ_{k−1} gives the
+  /// gradients of the sequential strong rule at λ_k (Options::screening). Result k is exactly
+  /// what `fit` warm-started from result k−1 would have to reach: the same stopping test.
+  template <RealScalar Scalar, StorageIndex Index, int Order>
+  std::vector<Result<Scalar>> fit_path(const Problem<Scalar, Index, Order>& problem,
+                                       std::span<const double> lambdas) const {
+    for (const double l : lambdas) detail::require_nonnegative("lambda", l);
+    std::vector<Result<Scalar>> out;
+    if constexpr (Order == Eigen::ColMajor) {
+      check_policies<Scalar>();
+      solve<Scalar, Index>(problem, static_cast<const LinearModel<Scalar>*>(nullptr), lambdas, out);
+    } else {
+      static_assert(Order == Eigen::ColMajor, "BlockCD::fit_path needs a CSC problem");
+    }
+    return out;
+  }
+
  private:
   /// A shrunk set is re-checked by a full pass whenever its measure has fallen to this
   /// fraction of the last full pass's (or to tol): a wrongly shrunk block is found again
@@ -185,28 +223,38 @@ class BlockCD {
     bool shrink = false;
   };
 
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
-                     Callbacks&... callbacks) const {
-    static_assert(Order == Eigen::ColMajor,
-                  "BlockCD walks the data feature by feature: it needs a CSC problem "
-                  "(Dataset::problem<Eigen::ColMajor>() or a CscView).");
+  template <RealScalar Scalar>
+  static void check_policies() {
     static_assert(SmoothLoss<Loss, Scalar>,
                   "BlockCD needs a smooth loss: value, gradient, curvature and curvature_bound "
                   "(loss/concepts.hpp). Crammer-Singer is not smooth: use the FBPD or FCBCFW solver.");
     static_assert(sparsemc::Penalty<Penalty, Scalar>,
                   "BlockCD needs a row-separable penalty with value, prox, violation and dual_norm "
                   "(penalty/concepts.hpp).");
+  }
+
+  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
+  Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
+                     Callbacks&... callbacks) const {
+    static_assert(Order == Eigen::ColMajor,
+                  "BlockCD walks the data feature by feature: it needs a CSC problem "
+                  "(Dataset::problem<Eigen::ColMajor>() or a CscView).");
+    check_policies<Scalar>();
     if constexpr (Order == Eigen::ColMajor) {
-      return solve<Scalar, Index>(problem, initial, callbacks...);
+      const double lambda = static_cast<double>(penalty_.lambda);
+      std::vector<Result<Scalar>> out;
+      solve<Scalar, Index>(problem, initial, std::span<const double>(&lambda, 1), out, callbacks...);
+      return std::move(out.front());
     } else {
       return {};
     }
   }
 
+  /// Solves (1) for each λ of `lambdas` (in order, each warm-started from the previous),
+  /// appending one result per λ to `out`.
   template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
-  Result<Scalar> solve(const CscProblem<Scalar, Index>& problem, const LinearModel<Scalar>* initial,
-                       Callbacks&... callbacks) const {
+  void solve(const CscProblem<Scalar, Index>& problem, const LinearModel<Scalar>* initial,
+             std::span<const double> lambdas, std::vector<Result<Scalar>>& out, Callbacks&... callbacks) const {
     using Kernel = detail::BlockKernel<Loss, Scalar, Index>;
     using Column = typename Kernel::Column;
     constexpr bool line_search = StepRule::line_search;
@@ -214,7 +262,10 @@ class BlockCD {
     if (!Loss::supports_multilabel && problem.y.multilabel())
       throw std::invalid_argument("BlockCD::fit: the " + std::string(Loss::name) +
                                   " loss is multiclass but some sample has not exactly one class");
-    const Stopwatch clock;
+    Stopwatch clock;
+    // The penalty of the current λ (its λ changes along a path; μ and the rest are kept).
+    Penalty penalty = penalty_;
+    const std::size_t n_lambdas = lambdas.size();
     const auto& X = problem.X;
     const auto n = static_cast<std::size_t>(problem.n_samples());
     const auto d = static_cast<std::size_t>(problem.n_features());
@@ -262,27 +313,34 @@ class BlockCD {
     // Alongside, the largest gradient size max_j R°(G_j) sets the rounding floor: a violation
     // below 16ε times it (e.g. max(0, R°(G_j) − λ) at λ = λ_max, which rounding leaves at 1e-17
     // rather than 0) cannot be told from 0, so no stopping test asks for less.
-    double reference_sum = 0.0, reference_max = 0.0, gradient_max = 0.0;
-    auto add_reference = [&](double v, double size) {
-      reference_sum += v;
-      reference_max = std::max(reference_max, v);
-      gradient_max = std::max(gradient_max, size);
+    // R°(G_j) at the last visit of row j: the strong rule's gradients at the previous λ.
+    std::vector<double> row_dual(d, std::numeric_limits<double>::infinity());
+    // One pass gives v_0 for every λ of the grid: the violation at W = 0 of a row is 0 when
+    // R°(G_j) ≤ λ (−G_j ∈ λ∂R(0)), so only rows above λ_k are evaluated at λ_k.
+    std::vector<double> reference_sum(n_lambdas, 0.0), reference_max(n_lambdas, 0.0);
+    double gradient_max = 0.0;
+    auto add_reference = [&](std::size_t k, double v) {
+      reference_sum[k] += v;
+      reference_max[k] = std::max(reference_max[k], v);
     };
     for (std::size_t j = 0; j < d; ++j) {
       state.template gradient<false>(X.outer(static_cast<Index>(j)), G.data(), H.data());
-      add_reference(static_cast<double>(penalty_.violation(cspan_of(zero_row), cspan_of(G))),
-                    static_cast<double>(penalty_.dual_norm(cspan_of(G))));
+      const auto size = static_cast<double>(penalty.dual_norm(cspan_of(G)));
+      gradient_max = std::max(gradient_max, size);
+      if (initial == nullptr) row_dual[j] = size;  // the strong rule's gradients at W = 0
+      for (std::size_t k = 0; k < n_lambdas; ++k) {
+        if (n_lambdas > 1 && !(size > lambdas[k])) continue;
+        penalty.lambda = lambdas[k];
+        add_reference(k, static_cast<double>(penalty.violation(cspan_of(zero_row), cspan_of(G))));
+      }
     }
     if (intercept) {
       state.template gradient<false>(ones_column, G.data(), H.data());
       const auto v = static_cast<double>(G.head(K).norm());
-      add_reference(v, v);
+      gradient_max = std::max(gradient_max, v);
+      for (std::size_t k = 0; k < n_lambdas; ++k) add_reference(k, v);
     }
-    const double reference = StepRule::random_blocks ? reference_max : reference_sum;
     const double noise_floor = 16 * static_cast<double>(std::numeric_limits<Scalar>::epsilon()) * gradient_max;
-    const double scale = reference > noise_floor ? reference : 1.0;
-    // The solve stops when the relative measure is ≤ tol_rel: tol·v_0, or the floor.
-    const double tol_rel = std::max(options_.tol * reference, noise_floor) / scale;
 
     std::vector<Label> labels(static_cast<std::size_t>(K));
     std::iota(labels.begin(), labels.end(), Label{0});
@@ -311,10 +369,7 @@ class BlockCD {
     auto is_zero = [](std::span<const Scalar> w) {
       return std::all_of(w.begin(), w.end(), [](Scalar v) { return v == Scalar(0); });
     };
-    for (std::size_t j = 0; j < d; ++j) {
-      row_penalty[j] = static_cast<double>(penalty_.value(std::span<const Scalar>(row_of(j))));
-      nnz_rows += is_zero(row_of(j)) ? 0 : 1;
-    }
+    for (std::size_t j = 0; j < d; ++j) nnz_rows += is_zero(row_of(j)) ? 0 : 1;
     // Replaces row j by w (after an accepted step), keeping the caches in step.
     auto set_row = [&](std::size_t j, std::span<const Scalar> w, double penalty_value) {
       const auto row = row_of(j);
@@ -322,7 +377,7 @@ class BlockCD {
       std::copy(w.begin(), w.end(), row.begin());
       row_penalty[j] = penalty_value;
     };
-    const auto lambda = static_cast<double>(penalty_.lambda);
+    double lambda = 0.0;  // the current λ
     // A line-search rule has TsengYun's parameters (σ, β, ε, max_backtracks).
     double sigma = 0.0;
     Scalar beta = 0, epsilon = 0;
@@ -334,6 +389,9 @@ class BlockCD {
       max_backtracks = rule.max_backtracks;
     }
     double margin = std::numeric_limits<double>::infinity();  // no shrinking in the first epoch
+    // Zero rows get their gradient first and the curvature only if they violate: set in the
+    // epochs that mostly meet rows that stay zero (a screened start, a restored full pass).
+    bool gradient_first = false;
 
     // Armijo backtracking (eq. 7) along δ from a point whose penalty part is P_old, with
     // predicted decrease Δ (< 0 in exact arithmetic); `candidate(α)` writes W_j + αδ to w_try and
@@ -365,11 +423,11 @@ class BlockCD {
       const Eigen::Map<const ClassVector<Scalar>> w_now(row_of(j).data(), K);
       const Scalar step = Scalar(1) / (curvature_bound * column_sq[j]);
       w_star = w_now - step * G.head(K);
-      penalty_.prox(span_of(w_star), step);
+      penalty.prox(span_of(w_star), step);
       delta.head(K) = w_star - w_now;
       if (is_zero(cspan_of(delta))) return;
       state.apply(col, delta.data(), Scalar(1));
-      set_row(j, cspan_of(w_star), static_cast<double>(penalty_.value(cspan_of(w_star))));
+      set_row(j, cspan_of(w_star), static_cast<double>(penalty.value(cspan_of(w_star))));
     };
     auto constant_step_intercept = [&] {
       delta.head(K) = -G.head(K) / (curvature_bound * intercept_sq);
@@ -382,17 +440,23 @@ class BlockCD {
       const auto w = row_of(j);
       const std::span<const Scalar> cw(w);
       if (column_sq[j] == Scalar(0)) {  // no sample depends on W_j: argmin P = 0 is optimal
-        const auto v = static_cast<double>(penalty_.violation(cw, cspan_of(zero_row)));
+        const auto v = static_cast<double>(penalty.violation(cw, cspan_of(zero_row)));
         if (!is_zero(cw)) set_row(j, cspan_of(zero_row), 0.0);
+        row_dual[j] = 0.0;
         return {v, options_.shrinking};
       }
       const Column col = X.outer(static_cast<Index>(j));
-      state.template gradient<line_search>(col, G.data(), H.data());
-      const auto v = static_cast<double>(penalty_.violation(cw, cspan_of(G)));
       const bool zero = is_zero(cw);
-      if (zero && options_.shrinking && static_cast<double>(penalty_.dual_norm(cspan_of(G))) < lambda - margin)
-        return {v, true};
+      // A check pass (after a shrunk or screened phase) mostly meets zero rows that stay zero:
+      // their gradient first, the curvature only for a violator.
+      const bool check_first = line_search && zero && gradient_first;
+      if (check_first) state.template gradient<false>(col, G.data(), H.data());
+      else state.template gradient<line_search>(col, G.data(), H.data());
+      const auto v = static_cast<double>(penalty.violation(cw, cspan_of(G)));
+      row_dual[j] = static_cast<double>(penalty.dual_norm(cspan_of(G)));
+      if (zero && options_.shrinking && row_dual[j] < lambda - margin) return {v, true};
       if (v == 0.0) return {v, false};
+      if (check_first) state.template gradient<line_search>(col, G.data(), H.data());
       if constexpr (!line_search) {
         constant_step_row(j, col);
       } else {
@@ -400,18 +464,18 @@ class BlockCD {
         const Scalar step = Scalar(1) / std::max(H.head(K).maxCoeff(), epsilon);
         const Eigen::Map<const ClassVector<Scalar>> w_now(w.data(), K);
         w_star = w_now - step * G.head(K);
-        penalty_.prox(span_of(w_star), step);
+        penalty.prox(span_of(w_star), step);
         delta.head(K) = w_star - w_now;
         if (is_zero(cspan_of(delta))) return {v, false};
-        const auto P_star = static_cast<double>(penalty_.value(cspan_of(w_star)));
+        const auto P_star = static_cast<double>(penalty.value(cspan_of(w_star)));
         const double Delta = static_cast<double>(G.head(K).dot(delta.head(K))) + P_star - row_penalty[j];
         const Scalar alpha = Delta < 0.0 ? backtrack(col, Delta, row_penalty[j], P_star, [&](Scalar a) {
           w_try = w_now + a * delta.head(K);
-          return static_cast<double>(penalty_.value(cspan_of(w_try)));
+          return static_cast<double>(penalty.value(cspan_of(w_try)));
         })
                                          : Scalar(0);
         if (alpha == Scalar(1)) set_row(j, cspan_of(w_star), P_star);
-        else if (alpha > Scalar(0)) set_row(j, cspan_of(w_try), static_cast<double>(penalty_.value(cspan_of(w_try))));
+        else if (alpha > Scalar(0)) set_row(j, cspan_of(w_try), static_cast<double>(penalty.value(cspan_of(w_try))));
         else constant_step_row(j, col);
       }
       return {v, false};
@@ -439,7 +503,7 @@ class BlockCD {
       double worst = 0.0;
       for (std::size_t j = 0; j < d; ++j) {
         state.template gradient<false>(X.outer(static_cast<Index>(j)), G.data(), H.data());
-        worst = std::max(worst, static_cast<double>(penalty_.violation(std::span<const Scalar>(row_of(j)), cspan_of(G))));
+        worst = std::max(worst, static_cast<double>(penalty.violation(std::span<const Scalar>(row_of(j)), cspan_of(G))));
       }
       if (intercept) {
         state.template gradient<false>(ones_column, G.data(), H.data());
@@ -453,107 +517,183 @@ class BlockCD {
       return state.loss_part() + std::accumulate(row_penalty.begin(), row_penalty.end(), 0.0);
     };
 
-    Status status = Status::max_iter;
-    std::int64_t epoch = 0;
-    double measure = std::numeric_limits<double>::quiet_NaN();
-    double F = objective_now();
-    if (!std::isfinite(F) || !std::isfinite(reference)) {
-      status = Status::numerical_issue;
-    } else if (reference <= noise_floor && initial == nullptr) {
-      status = Status::converged;  // W = 0, b = 0 satisfies the optimality conditions
-      measure = 0.0;
-    } else {
-      notify_begin(callbacks...);
-      Rng rng(options_.seed);
-      std::vector<std::size_t> active(blocks);
-      double last_full_measure = std::numeric_limits<double>::infinity();
-      std::iota(active.begin(), active.end(), std::size_t{0});
-      while (epoch < options_.max_epochs) {
-        ++epoch;
-        const bool full_pass = active.size() == blocks;
-        double v_sum = 0.0, v_max = 0.0;
-        auto visit = [&](std::size_t block) {
-          const Visit out = block == d ? visit_intercept() : visit_row(block);
-          v_sum += out.violation;
-          v_max = std::max(v_max, out.violation);
-          return out.shrink;
-        };
-        if constexpr (StepRule::random_blocks) {
-          // |active| uniform draws with replacement; a shrunk block leaves by swap-and-pop.
-          const std::size_t draws = active.size();
-          for (std::size_t t = 0; t < draws && !active.empty(); ++t) {
-            const auto u = static_cast<std::size_t>(uniform_index(rng, active.size()));
-            if (visit(active[u])) {
-              active[u] = active.back();
-              active.pop_back();
+    // The check pass of the cyclic rule (after a shrunk or screened phase): the blocks left out
+    // are not visited one by one; their gradients G_j = Σ_i x_ij D_i come from the table of
+    // per-sample gradients D_i = (c_i/n)∇ℓ(s_i) at the end of the epoch (n × stride, filled by
+    // the kernel itself on one-entry columns), a plain sparse × dense product, and a row that
+    // violates re-enters the active set for the next epoch. Every block's violation is
+    // measured in such an epoch, so it counts as a full pass.
+    constexpr bool table_check = !StepRule::random_blocks;
+    using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+    Array sample_gradients(table_check ? static_cast<Eigen::Index>(n) * stride : 0);
+    std::vector<char> inside(table_check ? blocks : 0, 0);
+    bool checking = false;  // this epoch is a check pass
+    const Scalar one = 1;
+    auto check_outside = [&](double& v_sum, double& v_max, std::vector<std::size_t>& active) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto index = static_cast<Index>(i);
+        state.template gradient<false>(Column{std::span<const Index>(&index, 1), std::span<const Scalar>(&one, 1)},
+                                       sample_gradients.data() + static_cast<Eigen::Index>(i) * stride, H.data());
+      }
+      const std::size_t before = active.size();
+      for (std::size_t j = 0; j < d; ++j) {
+        if (inside[j]) continue;
+        G.setZero();
+        for (auto [i, x] : X.outer(static_cast<Index>(j)))
+          G += x * sample_gradients.segment(static_cast<Eigen::Index>(i) * stride, stride).matrix();
+        const auto v = static_cast<double>(penalty.violation(std::span<const Scalar>(row_of(j)), cspan_of(G)));
+        row_dual[j] = static_cast<double>(penalty.dual_norm(cspan_of(G)));
+        v_sum += v;
+        v_max = std::max(v_max, v);
+        if (v > 0.0) active.push_back(j);
+      }
+      return active.size() - before;
+    };
+    Rng rng(options_.seed);
+    std::vector<std::size_t> active;
+    active.reserve(blocks);
+    for (std::size_t point = 0; point < n_lambdas; ++point) {
+      if (point > 0) clock.restart();
+      const double lambda_previous = lambda;
+      lambda = lambdas[point];
+      penalty.lambda = static_cast<decltype(penalty.lambda)>(lambda);
+      for (std::size_t j = 0; j < d; ++j)  // P(W_j) at this λ
+        row_penalty[j] = is_zero(row_of(j)) ? 0.0 : static_cast<double>(penalty.value(std::span<const Scalar>(row_of(j))));
+      const double reference = StepRule::random_blocks ? reference_max[point] : reference_sum[point];
+      const double scale = reference > noise_floor ? reference : 1.0;
+      // The solve stops when the relative measure is ≤ tol_rel: tol·v_0, or the floor.
+      const double tol_rel = std::max(options_.tol * reference, noise_floor) / scale;
+      const bool from_zero = point == 0 && initial == nullptr;
+
+      Status status = Status::max_iter;
+      std::int64_t epoch = 0;
+      double measure = std::numeric_limits<double>::quiet_NaN();
+      double F = objective_now();
+      if (!std::isfinite(F) || !std::isfinite(reference)) {
+        status = Status::numerical_issue;
+      } else if (reference <= noise_floor && from_zero) {
+        status = Status::converged;  // W = 0, b = 0 satisfies the optimality conditions
+        measure = 0.0;
+      } else {
+        notify_begin(callbacks...);
+        // The blocks of the first epoch: all, or on a path the sequential strong rule's set
+        // {j : W_j ≠ 0 or R°(G_j(W(λ_{k−1}))) ≥ 2λ_k − λ_{k−1}} and the intercept.
+        active.clear();
+        const double strong = 2 * lambda - lambda_previous;
+        const bool screen = options_.screening && point > 0 && lambda < lambda_previous;
+        for (std::size_t j = 0; j < blocks; ++j)
+          if (!screen || j == d || !is_zero(row_of(j)) || !(row_dual[j] < strong)) active.push_back(j);
+        // Until a full pass has been made, a shrunk (screened) set is re-checked only once it
+        // meets the tolerance itself: the strong rule is seldom wrong.
+        double last_full_measure = active.size() == blocks ? std::numeric_limits<double>::infinity() : 0.0;
+        // No shrinking in the first epoch, except after a screened start, where the last margin
+        // of the previous λ is kept (the strong set is mostly the previous solution).
+        if (!screen) margin = std::numeric_limits<double>::infinity();
+        gradient_first = screen;  // most zero rows of a strong set stay zero
+        checking = false;
+        while (epoch < options_.max_epochs) {
+          ++epoch;
+          const bool full_pass = checking || active.size() == blocks;
+          if constexpr (table_check) {
+            if (checking) {
+              std::fill(inside.begin(), inside.end(), 0);
+              for (const std::size_t block : active) inside[block] = 1;
             }
           }
-        } else {
-          if (rule.permute) shuffle(std::span<std::size_t>(active), rng);
-          std::size_t kept = 0;
-          for (std::size_t k = 0; k < active.size(); ++k) {
-            const std::size_t block = active[k];
-            if (!visit(block)) active[kept++] = block;
+          double v_sum = 0.0, v_max = 0.0;
+          auto visit = [&](std::size_t block) {
+            const Visit out = block == d ? visit_intercept() : visit_row(block);
+            v_sum += out.violation;
+            v_max = std::max(v_max, out.violation);
+            return out.shrink;
+          };
+          if constexpr (StepRule::random_blocks) {
+            // |active| uniform draws with replacement; a shrunk block leaves by swap-and-pop.
+            const std::size_t draws = active.size();
+            for (std::size_t t = 0; t < draws && !active.empty(); ++t) {
+              const auto u = static_cast<std::size_t>(uniform_index(rng, active.size()));
+              if (visit(active[u])) {
+                active[u] = active.back();
+                active.pop_back();
+              }
+            }
+          } else {
+            if (rule.permute) shuffle(std::span<std::size_t>(active), rng);
+            std::size_t kept = 0;
+            for (std::size_t k = 0; k < active.size(); ++k) {
+              const std::size_t block = active[k];
+              if (!visit(block)) active[kept++] = block;
+            }
+            active.resize(kept);
+            if (checking) check_outside(v_sum, v_max, active);
           }
-          active.resize(kept);
-        }
-        measure = (StepRule::random_blocks ? v_max : v_sum) / scale;
-        if constexpr (StepRule::random_blocks) {
-          // Random draws leave about a third of the blocks unvisited in an epoch: before
-          // claiming convergence, measure every block's violation at the current W exactly.
-          if (measure <= tol_rel && full_pass) measure = exact_measure() / scale;
-        }
-        F = objective_now();
+          checking = false;
+          gradient_first = false;
+          measure = (StepRule::random_blocks ? v_max : v_sum) / scale;
+          if constexpr (StepRule::random_blocks) {
+            // Random draws leave about a third of the blocks unvisited in an epoch: before
+            // claiming convergence, measure every block's violation at the current W exactly.
+            if (measure <= tol_rel && full_pass) measure = exact_measure() / scale;
+          }
+          F = objective_now();
 
-        const EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
-        if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
-        const bool stop = notify_end_epoch(report, make_model, callbacks...);
-        if (!std::isfinite(F) || !std::isfinite(measure)) {
-          status = Status::numerical_issue;
-          break;
-        }
-        if (full_pass) last_full_measure = measure;
-        if (measure <= tol_rel && full_pass) {
-          status = Status::converged;
-          break;
-        }
-        if (stop) {
-          status = Status::stopped_by_callback;
-          break;
-        }
-        if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
-          status = Status::time_limit;
-          break;
-        }
-        margin = v_max / static_cast<double>(n);
-        if (!full_pass && measure <= std::max(tol_rel, recheck_factor * last_full_measure)) {
-          // Restore every block: the next epoch is a full pass, which alone can converge.
-          active.resize(blocks);
-          std::iota(active.begin(), active.end(), std::size_t{0});
+          const EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
+          if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
+          const bool stop = notify_end_epoch(report, make_model, callbacks...);
+          if (!std::isfinite(F) || !std::isfinite(measure)) {
+            status = Status::numerical_issue;
+            break;
+          }
+          if (full_pass) last_full_measure = measure;
+          if (measure <= tol_rel && full_pass) {
+            status = Status::converged;
+            break;
+          }
+          if (stop) {
+            status = Status::stopped_by_callback;
+            break;
+          }
+          if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
+            status = Status::time_limit;
+            break;
+          }
+          margin = v_max / static_cast<double>(n);
+          if (!full_pass && measure <= std::max(tol_rel, recheck_factor * last_full_measure)) {
+            // The next epoch is a full pass, which alone can converge: a check pass (cyclic
+            // rule) or a visit of every block restored (random rule).
+            if constexpr (table_check) {
+              checking = true;
+            } else {
+              active.resize(blocks);
+              std::iota(active.begin(), active.end(), std::size_t{0});
+              gradient_first = true;
+            }
+          }
         }
       }
-    }
 
-    Result<Scalar> result{make_model(), {}};
-    auto& provenance = result.model.provenance();
-    provenance.loss = std::string(Loss::name);
-    provenance.penalty = std::string(Penalty::name);
-    provenance.solver = std::string(name);
-    provenance.lambda = static_cast<double>(penalty_.lambda);
-    provenance.mu = static_cast<double>(penalty_.mu);
-    provenance.status = std::string(to_string(status));
-    provenance.bias = bias;
-    auto& info = result.info;
-    info.status = status;
-    info.epochs = epoch;
-    info.objective = status == Status::numerical_issue ? F : objective(loss_, penalty_, problem, result.model).total();
-    info.measure_name = "kkt_violation";
-    info.measure = measure;
-    info.nnz = result.model.nnz();
-    info.nnz_rows = result.model.nnz_rows();
-    info.seconds = clock.seconds();
-    notify_end(info, callbacks...);
-    return result;
+      Result<Scalar> result{make_model(), {}};
+      auto& provenance = result.model.provenance();
+      provenance.loss = std::string(Loss::name);
+      provenance.penalty = std::string(Penalty::name);
+      provenance.solver = std::string(name);
+      provenance.lambda = static_cast<double>(penalty.lambda);
+      provenance.mu = static_cast<double>(penalty.mu);
+      provenance.status = std::string(to_string(status));
+      provenance.bias = bias;
+      auto& info = result.info;
+      info.status = status;
+      info.epochs = epoch;
+      info.objective = status == Status::numerical_issue ? F : objective(loss_, penalty, problem, result.model).total();
+      info.measure_name = "kkt_violation";
+      info.measure = measure;
+      info.nnz = result.model.nnz();
+      info.nnz_rows = result.model.nnz_rows();
+      info.seconds = clock.seconds();
+      notify_end(info, callbacks...);
+      out.push_back(std::move(result));
+      if (status == Status::numerical_issue) break;
+    }
   }
 
   Loss loss_;
