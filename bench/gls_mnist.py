@@ -13,7 +13,9 @@ and writes DIR/results.json (and DIR/stagewise.png when matplotlib is present).
 
 With --objective-only (after one full run has written DIR/train.bin): only the time-to-objective
 race on the features, runs interleaved — lbfgs, then `bench_gls --trace` for each of
---solvers (default gls-qn gls fista), repeated --repeats times — and the ratios to lbfgs.
+--solvers (default gls-qn gls fista), repeated --repeats times — and the ratios to lbfgs at
+relative accuracies 1e-2 ... 1e-6 and 0 (F_lbfgs itself); each trace is kept as
+DIR/race-SOLVER-REPEAT.json.
 """
 
 import argparse
@@ -50,9 +52,11 @@ def objective_race(args, np, LogisticRegression):
             out = subprocess.run([args.bench, "--trace", args.work, "--solver", solver, "--mu", repr(args.mu),
                                   "--limit", repr(args.fista_limit)], check=True, capture_output=True, text=True)
             r = json.loads(out.stdout)
+            with open(os.path.join(args.work, f"race-{solver}-{rep}.json"), "w") as f:
+                json.dump({"lbfgs": {"objective": F, "seconds": t_lbfgs}, **r}, f)
             tr = r["trace"]
             cells = []
-            for rel in (1e-2, 1e-3, 1e-4, 0.0):
+            for rel in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 0.0):
                 t = next((t for t, f in tr if f <= F * (1 + rel)), None)
                 cells.append(f"{rel:g}: " + (f"{t:.1f} s = {t / t_lbfgs:.3f}x" if t is not None else "not reached"))
             setup = tr[0][0] if tr else float("nan")

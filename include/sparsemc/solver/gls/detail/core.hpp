@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <iostream>
@@ -140,27 +141,31 @@ Preconditioner<Scalar> factorise(SquareMatrix<Scalar> sigma, double L, double mu
                            std::to_string(delta) + " (non-finite data?)");
 }
 
+/// Link residual of sample i: D_i = (c_i/n)∇ℓ(s_i, y_i); returns c_i ℓ(s_i, y_i) (0 when c_i = 0).
+template <class Loss, class Prob, class Scalar>
+double link_residual_row(const Loss& loss, const Prob& problem, const ClassMatrix<Scalar>& S, ClassMatrix<Scalar>& D,
+                         Eigen::Index i) {
+  const Scalar c = problem.weight(static_cast<typename Prob::index_type>(i));
+  if (c == Scalar(0)) {
+    D.row(i).setZero();
+    return 0.0;
+  }
+  const Scalar value =
+      loss.gradient(detail::const_row_span(S, i), problem.y[static_cast<std::size_t>(i)], detail::row_span(D, i));
+  D.row(i) *= c / static_cast<Scalar>(problem.n_samples());
+  return static_cast<double>(c) * static_cast<double>(value);
+}
+
 /// Link residuals for every sample: D_i = (c_i/n)(g(s_i) − y_i) = (c_i/n)∇ℓ(s_i, y_i) (n × K);
 /// returns the loss part (1/n) Σ_i c_i ℓ(s_i, y_i). Parallel over samples with OpenMP.
 template <class Loss, class Prob, class Scalar>
 double link_residual(const Loss& loss, const Prob& problem, const ClassMatrix<Scalar>& S, ClassMatrix<Scalar>& D) {
   const Eigen::Index n = problem.n_samples();
-  const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
   double sum = 0.0;
 #ifdef SPARSEMC_USE_OPENMP
 #pragma omp parallel for schedule(static) reduction(+ : sum)
 #endif
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const Scalar c = problem.weight(static_cast<typename Prob::index_type>(i));
-    if (c == Scalar(0)) {
-      D.row(i).setZero();
-      continue;
-    }
-    const Scalar value = loss.gradient(detail::const_row_span(S, i), problem.y[static_cast<std::size_t>(i)],
-                                       detail::row_span(D, i));
-    sum += static_cast<double>(c) * static_cast<double>(value);
-    D.row(i) *= c * inv_n;
-  }
+  for (Eigen::Index i = 0; i < n; ++i) sum += link_residual_row(loss, problem, S, D, i);
   return sum / static_cast<double>(n);
 }
 
@@ -182,6 +187,38 @@ void gradient(const Prob& problem, const ClassMatrix<Scalar>& D, const ClassMatr
   G.topRows(d).noalias() = design(problem).transpose() * D;
   G.topRows(d) += static_cast<Scalar>(mu) * W.topRows(d);
   if (W.rows() > d) G.row(d) = D.colwise().sum();
+}
+
+/// Dense X only: the trial point W + Δ of a step in one pass over the rows of X, in chunks small
+/// enough to stay in cache: dS = X̃Δ, S_try = S + dS, the link residuals D_try at S_try and
+/// G_try = [XᵀD_try; D_tryᵀ1] (the gradient at W + Δ without the ridge term). Separately these
+/// are two passes over X (XΔ, then XᵀD); X is far larger than the caches, so the products are
+/// bound by memory traffic and one pass saves about a third of an iteration's time. Returns the
+/// loss part (1/n) Σ_i c_i ℓ(s_try_i, y_i).
+template <class Loss, class Scalar>
+double fused_trial(const Loss& loss, const DenseProblem<Scalar>& problem, const ClassMatrix<Scalar>& S,
+                   const ClassMatrix<Scalar>& Delta, ClassMatrix<Scalar>& dS, ClassMatrix<Scalar>& S_try,
+                   ClassMatrix<Scalar>& D_try, ClassMatrix<Scalar>& G_try) {
+  const Eigen::Index n = problem.n_samples();
+  const Eigen::Index d = problem.n_features();
+  const auto& X = problem.X;
+  // About 2 MB of X per chunk (measured on 8000 × 4000: 16–256 rows all beat two full products).
+  const Eigen::Index chunk =
+      std::clamp<Eigen::Index>((Eigen::Index{1} << 21) / std::max<Eigen::Index>(d * Eigen::Index{sizeof(Scalar)}, 1),
+                               8, 512);
+  G_try.setZero();
+  double sum = 0.0;
+  for (Eigen::Index i = 0; i < n; i += chunk) {
+    const Eigen::Index b = std::min(chunk, n - i);
+    const auto rows = X.middleRows(i, b);
+    dS.middleRows(i, b).noalias() = rows * Delta.topRows(d);
+    if (Delta.rows() > d) dS.middleRows(i, b).rowwise() += Delta.row(d);
+    S_try.middleRows(i, b) = S.middleRows(i, b) + dS.middleRows(i, b);
+    for (Eigen::Index r = i; r < i + b; ++r) sum += link_residual_row(loss, problem, S_try, D_try, r);
+    G_try.topRows(d).noalias() += rows.transpose() * D_try.middleRows(i, b);
+    if (Delta.rows() > d) G_try.row(d) += D_try.middleRows(i, b).colwise().sum();
+  }
+  return sum / static_cast<double>(n);
 }
 
 /// Settings of one run of Algorithm 1 (a subset of GLSOptions, shared with Stagewise).
@@ -326,7 +363,8 @@ RunOutcome run(const Loss& loss, const Prob& problem, const Preconditioner<Scala
 /// bound L (most samples are fitted with probabilities near 0 or 1) — the reason Algorithm 1,
 /// accelerated or not, slows down there. The first step is exactly (6).
 ///
-/// Cost per iteration as (6): one X̃Δ and one X̃ᵀD product and one solve with P's factor —
+/// Cost per iteration as (6): one X̃Δ and one X̃ᵀD product and one solve with P's factor (for
+/// dense X both products in one pass over X when the full step is taken: `fused_trial`) —
 /// P⁻¹y_i are kept with the pairs (P⁻¹y = P⁻¹g_new − P⁻¹g_old), so the recursion needs no other
 /// solve. Scores are linear in W, so the backtracking (Armijo, sufficient decrease 10⁻⁴, halving)
 /// re-evaluates only the link on S + αX̃Δ. A pair with ⟨s, y⟩ ≤ 0 (rounding; F is convex) is
@@ -342,7 +380,8 @@ RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, const Precond
   const Eigen::Index K = W.cols();
   const auto m = static_cast<std::size_t>(settings.memory);
   ClassMatrix<Scalar> S(n, K), dS(n, K), S_try(n, K), D(n, K), D_try(n, K);
-  ClassMatrix<Scalar> G(p, K), G_prev(p, K), H(p, K), H_prev(p, K), R(p, K), Q(p, K), Delta(p, K), W_try(p, K);
+  ClassMatrix<Scalar> G(p, K), G_prev(p, K), G_try(p, K), H(p, K), H_prev(p, K), R(p, K), Q(p, K), Delta(p, K),
+      W_try(p, K);
   // The pairs (s_i, y_i, P⁻¹y_i) in a ring, ρ_i = 1/⟨s_i, y_i⟩.
   std::vector<ClassMatrix<Scalar>> s_hist(m, ClassMatrix<Scalar>(p, K)), y_hist(m, ClassMatrix<Scalar>(p, K)),
       z_hist(m, ClassMatrix<Scalar>(p, K));
@@ -420,17 +459,26 @@ RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, const Precond
       slope = -dot(G, R);
     }
     Delta = -R;
-    // X̃Δ once; the line search moves along it.
-    dS.noalias() = design(problem) * Delta.topRows(d);
-    if (p > d) dS.rowwise() += Delta.row(d);
+    // The full step first: X̃Δ once (the line search moves along it); with dense X the same
+    // pass over X also gives the gradient at W + Δ (`fused`), kept if the full step is taken.
     double step = 1.0, F_try = 0.0;
-    for (int trial = 0; trial < 40; ++trial) {
+    bool fused = false;
+    W_try = W + Delta;
+    if constexpr (is_dense_problem_v<Prob>) {
+      F_try = fused_trial(loss, problem, S, Delta, dS, S_try, D_try, G_try) + ridge_value(W_try);
+      fused = true;
+    } else {
+      dS.noalias() = design(problem) * Delta.topRows(d);
+      if (p > d) dS.rowwise() += Delta.row(d);
+      S_try = S + dS;
+      F_try = link_residual(loss, problem, S_try, D_try) + ridge_value(W_try);
+    }
+    for (int trial = 1; trial < 40 && !(F_try <= F + 1e-4 * step * slope); ++trial) {  // Armijo, halving
+      step *= 0.5;
       S_try = S + static_cast<Scalar>(step) * dS;
       W_try = W + static_cast<Scalar>(step) * Delta;
       F_try = link_residual(loss, problem, S_try, D_try) + ridge_value(W_try);
-      if (F_try <= F + 1e-4 * step * slope) break;
-      if (!std::isfinite(F_try) && trial == 39) break;
-      step *= 0.5;
+      fused = false;
     }
     ++out.epochs;
     if (!std::isfinite(F_try)) {
@@ -447,7 +495,12 @@ RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, const Precond
     std::swap(G, G_prev);
     std::swap(H, H_prev);
     F = F_try;
-    gradient(problem, D, W, mu, G);
+    if (fused) {
+      std::swap(G, G_try);
+      G.topRows(d) += static_cast<Scalar>(mu) * W.topRows(d);
+    } else {
+      gradient(problem, D, W, mu, G);
+    }
     solve(G, H);
     // The new pair: s = W − W_prev = stepΔ, y = G − G_prev, P⁻¹y = H − H_prev.
     if (m > 0) {
