@@ -14,6 +14,9 @@
 //   ./bench_fbpd --benchmark_filter=BM_Algorithm --benchmark_repetitions=3
 // A smoke run (--benchmark_min_time < 0.1 s) skips the whole solves (minutes each).
 //
+// Trace mode (not a benchmark): `./bench_fbpd --distance-trace OUT.csv CACHE_DIR [L ...]` writes
+// the distance to the solution per iteration of Algorithms 1 and 2 on the mnist10k subsets
+// (bench/fbpd_alg2_vs_alg1.py runs it and draws docs/fbpd-alg2-vs-alg1.png).
 // Table mode (not a benchmark): `./bench_fbpd --golub-table TRAIN TEST` prints the Markdown table
 // of docs/fbpd-golub.md (hinge / square / logit / one-vs-all × ℓ2, ℓ1, ℓ1,2, ℓ1,∞: test errors
 // out of 34 and nonzero coefficients per class at the best λ of a grid); bench/fbpd_golub_table.sh
@@ -288,10 +291,112 @@ int golub_table(const std::string& train_path, const std::string& test_path) {
   return 0;
 }
 
+// ------------------------------------------------------------------------------------------------
+// Algorithm 2 vs Algorithm 1: distance to the solution against time (the paper's Fig. 3 b, d, f).
+// ------------------------------------------------------------------------------------------------
+
+/// The reference W* of an mnist10k subset (ℓ1,∞ rows, λ = kLambda): read from `cache` when a
+/// previous run wrote it, else computed by Algorithm 1 to a relative duality gap of `gap` and
+/// written there (binary: rows, cols, η, gap reached, epochs, then W row-major).
+Reference cached_reference(const Dataset<double>& data, int L, const std::string& cache, double gap) {
+  Reference ref{data, {}, 0.0};
+  const std::string path = cache + "/fbpd-mnist-L" + std::to_string(L) + ".ref";
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    std::int64_t shape[2] = {0, 0};
+    double info[3] = {0, 0, 0};
+    bool ok = std::fread(shape, sizeof shape, 1, f) == 1 && std::fread(info, sizeof info, 1, f) == 1 &&
+              shape[0] == data.n_features() && info[1] <= gap;
+    if (ok) {
+      Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> W(shape[0], shape[1]);
+      ok = std::fread(W.data(), sizeof(double), static_cast<std::size_t>(W.size()), f) == static_cast<std::size_t>(W.size());
+      ref.W = W;
+      ref.eta = info[0];
+      std::fprintf(stderr, "L = %d: reference read from %s (gap %.2g after %.0f iterations)\n", L, path.c_str(), info[1], info[2]);
+    }
+    std::fclose(f);
+    if (ok) return ref;
+  }
+  const L1Linf penalty{.lambda = kLambda};
+  const auto r = FBPD<CrammerSinger, L1Linf>({}, penalty, {.tol = gap, .max_epochs = 2000000}).fit(ref.data.problem<Eigen::RowMajor>());
+  ref.W = r.model.dense();
+  ref.eta = r.info.objective - penalty_value(penalty, r.model);
+  std::fprintf(stderr, "L = %d: reference by Algorithm 1, %s, gap %.2g after %lld iterations, %.1f s\n", L,
+               std::string(to_string(r.info.status)).c_str(), r.info.measure, static_cast<long long>(r.info.epochs), r.info.seconds);
+  if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
+    const std::int64_t shape[2] = {ref.W.rows(), ref.W.cols()};
+    const double info[3] = {ref.eta, r.info.measure, static_cast<double>(r.info.epochs)};
+    const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> W = ref.W;
+    std::fwrite(shape, sizeof shape, 1, f);
+    std::fwrite(info, sizeof info, 1, f);
+    std::fwrite(W.data(), sizeof(double), static_cast<std::size_t>(W.size()), f);
+    std::fclose(f);
+  }
+  return ref;
+}
+
+/// Records (seconds, distance) per iteration; stops at the target distance.
+struct DistanceTrace {
+  const Eigen::MatrixXd* W;
+  double target;
+  std::vector<std::pair<double, double>> points;
+  bool end_epoch(const EpochReport& report, const LinearModel<double>& model) {
+    points.emplace_back(report.seconds, relative_distance(model, *W));
+    return points.back().second <= target;
+  }
+};
+
+/// `--distance-trace OUT.csv CACHE_DIR [L ...]`: for each mnist10k subset of L samples (default
+/// 3000 5000 10000; the first L/10 of each digit), the distance ‖W_t − W*‖/‖W*‖ per iteration of
+/// Algorithm 1 (λ = kLambda) and Algorithm 2 (η = the loss at W*) until it is ≤ kTarget, with
+/// the library's default options and with fixed steps (adaptive_steps = false), written as CSV
+/// (L, algorithm, steps, iteration, seconds, distance). W* is Algorithm 1's solution at a
+/// relative duality gap of 1e-9, cached in CACHE_DIR. Returns 0 and prints "SKIPPED" without
+/// the shared data.
+int distance_trace(int argc, char** argv) {
+  if (mnist() == nullptr) {
+    std::printf("SKIPPED: mnist10k_npm.bz2 not found in %s\n", kShared.c_str());
+    return 0;
+  }
+  const std::string out_path = argv[2], cache = argv[3];
+  std::vector<int> sizes;
+  for (int a = 4; a < argc; ++a) sizes.push_back(std::atoi(argv[a]));
+  if (sizes.empty()) sizes = {3000, 5000, 10000};
+  std::FILE* out = std::fopen(out_path.c_str(), "w");
+  if (out == nullptr) {
+    std::fprintf(stderr, "cannot write %s\n", out_path.c_str());
+    return 1;
+  }
+  std::fprintf(out, "L,algorithm,steps,iteration,seconds,distance\n");
+  const L1Linf penalty{.lambda = kLambda};
+  for (const int L : sizes) {
+    const Reference ref = cached_reference(per_class_subset(*mnist(), L / 10), L, cache, 1e-9);
+    const auto problem = ref.data.problem<Eigen::RowMajor>();
+    for (const bool adaptive : {true, false}) {
+      for (const int algorithm : {1, 2}) {
+        DistanceTrace trace{&ref.W, kTarget, {}};
+        const FbpdOptions options{.tol = 1e-14, .max_epochs = 2000000, .time_limit = 300, .eta = ref.eta, .adaptive_steps = adaptive};
+        const auto r = algorithm == 1 ? FBPD<CrammerSinger, L1Linf>({}, penalty, options).fit(problem, trace)
+                                      : FBPD<CrammerSinger, L1Linf, Constrained>({}, penalty, options).fit(problem, trace);
+        for (std::size_t t = 0; t < trace.points.size(); ++t)
+          std::fprintf(out, "%d,%d,%s,%zu,%.6g,%.6g\n", L, algorithm, adaptive ? "adaptive" : "fixed", t + 1, trace.points[t].first,
+                       trace.points[t].second);
+        std::fflush(out);
+        std::printf("L = %5d  Algorithm %d  %-8s steps: distance %.2g after %lld iterations, %.2f s (%s)\n", L, algorithm,
+                    adaptive ? "adaptive" : "fixed", trace.points.back().second, static_cast<long long>(r.info.epochs),
+                    trace.points.back().first, std::string(to_string(r.info.status)).c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  std::fclose(out);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 4 && std::strcmp(argv[1], "--golub-table") == 0) return golub_table(argv[2], argv[3]);
+  if (argc >= 4 && std::strcmp(argv[1], "--distance-trace") == 0) return distance_trace(argc, argv);
   for (int a = 1; a < argc; ++a)
     if (std::strncmp(argv[a], "--benchmark_min_time=", 21) == 0) smoke_run = std::atof(argv[a] + 21) < 0.1;
   benchmark::Initialize(&argc, argv);
