@@ -97,7 +97,10 @@ struct BlockCDOptions {
 ///     W_j* = prox_{P/L_j}(W_j − G_j/L_j),   W_j ← W_j + α(W_j* − W_j),
 ///
 /// where the step rule chooses L_j and α: TsengYun takes L_j = max(‖h_j‖_∞, ε) from the
-/// generalised second derivatives (eq. 6) and α by Armijo backtracking on eq. (7);
+/// generalised second derivatives (eq. 6) and α by Armijo backtracking on eq. (7) — for
+/// OvrSquaredHinge with an entrywise penalty (L1, NoPenalty), whose block Hessian is diagonal,
+/// each entry's own curvature L_jk = max(h_jk, 10⁻³ max_k h_jk, ε) instead (Tseng & Yun's
+/// model allows any positive diagonal; this is LIBLINEAR -s 5's per-coordinate Newton step);
 /// RichtarikTakac takes the block Lipschitz constant L_j = K_j and α = 1 (Appendix A). The ridge
 /// term is inside the prox (prox of t(λR + μ/2‖·‖²) = prox_{tλR}/(1 + tμ)), exactly.
 ///
@@ -216,6 +219,12 @@ class BlockCD {
   /// fraction of the last full pass's (or to tol): a wrongly shrunk block is found again
   /// within a bounded amount of wasted work, not only when the shrunk problem is solved.
   static constexpr double recheck_factor = 0.1;
+  /// Per-entry curvatures (one-vs-rest losses with an entrywise penalty) are floored at this
+  /// fraction of the block's largest, max_k h_jk: an entry with no active margin (h_jk = 0,
+  /// G_jk = 0) would otherwise take a step of 1/ε to zero. On sector (OvR + L1, C = 1) the
+  /// floor 1e-3 and 1e-1 reach LIBLINEAR's objective in the same time, 2.3× sooner than the
+  /// block's single curvature max_k h_jk (eq. 6).
+  static constexpr double relative_entry_floor = 1e-3;
 
   /// What one block visit reports: its violation and whether it leaves the active set.
   struct Visit {
@@ -256,6 +265,11 @@ class BlockCD {
   void solve(const CscProblem<Scalar, Index>& problem, const LinearModel<Scalar>* initial,
              std::span<const double> lambdas, std::vector<Result<Scalar>>& out, Callbacks&... callbacks) const {
     using Kernel = detail::BlockKernel<Loss, Scalar, Index>;
+    // One-vs-rest losses have a diagonal generalised Hessian in each block: with an entrywise
+    // penalty the block model takes each entry's own curvature h_jk (Tseng & Yun allow any
+    // positive diagonal; the line search keeps the descent), as LIBLINEAR's CDN does.
+    constexpr bool per_entry_curvature =
+        StepRule::line_search && std::same_as<Loss, OvrSquaredHinge> && EntrywisePenalty<Penalty, Scalar>;
     using Column = typename Kernel::Column;
     constexpr bool line_search = StepRule::line_search;
     problem.validate();
@@ -460,11 +474,22 @@ class BlockCD {
       if constexpr (!line_search) {
         constant_step_row(j, col);
       } else {
-        // L_j = max(‖h_j‖_∞, ε) (eq. 6) and the prox step (eqs. 3–4).
-        const Scalar step = Scalar(1) / std::max(H.head(K).maxCoeff(), epsilon);
         const Eigen::Map<const ClassVector<Scalar>> w_now(w.data(), K);
-        w_star = w_now - step * G.head(K);
-        penalty.prox(span_of(w_star), step);
+        const Scalar h_max = std::max(H.head(K).maxCoeff(), epsilon);
+        if constexpr (per_entry_curvature) {
+          // Per-entry curvatures: the quadratic model's diagonal is h_jk itself, floored
+          // relatively (entries with no active margin would otherwise jump).
+          const Scalar floor = std::max(epsilon, Scalar(relative_entry_floor) * h_max);
+          for (Eigen::Index k = 0; k < K; ++k) {
+            const Scalar step = Scalar(1) / std::max(H[k], floor);
+            w_star[k] = penalty.prox_entry(w_now[k] - step * G[k], step);
+          }
+        } else {
+          // L_j = max(‖h_j‖_∞, ε) (eq. 6) and the prox step (eqs. 3–4).
+          const Scalar step = Scalar(1) / h_max;
+          w_star = w_now - step * G.head(K);
+          penalty.prox(span_of(w_star), step);
+        }
         delta.head(K) = w_star - w_now;
         if (is_zero(cspan_of(delta))) return {v, false};
         const auto P_star = static_cast<double>(penalty.value(cspan_of(w_star)));
