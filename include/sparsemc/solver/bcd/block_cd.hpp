@@ -46,7 +46,9 @@ struct BlockCDOptions {
   /// Stop when v_k ≤ tol · v_0 (eq. 10 made exact): v_k sums (TsengYun) or maxes
   /// (RichtarikTakac) the exact violations dist(−G_j, λ∂R(W_j) + μW_j) of the blocks met in
   /// epoch k, each at the moment of its update, and v_0 is the same quantity at W = 0, b = 0
-  /// (whatever the warm start), so that warm starts stop when they should.
+  /// (whatever the warm start), so that warm starts stop when they should. The sum's v_0
+  /// grows with the number of features: on text-sized data 1e-5 is the meaningful level (see
+  /// the class comment's calibration).
   double tol = 1e-3;
   /// Epoch budget; an epoch is d (+1 with an intercept) block updates, fewer when shrinking.
   std::int64_t max_epochs = 1000;
@@ -121,6 +123,10 @@ struct BlockCDOptions {
 /// warm start stops once its absolute measure is under the floor.
 /// Calibration: LIBLINEAR's `-s 5 -e 0.001` stops at about 5e-5 of this measure on dna (its
 /// criterion is scaled by min(#pos, #neg)/n per class); tol = 1e-5 reaches its objective.
+/// The sum's normaliser grows with d: on sector (d = 55,197; squared hinge + L1/L2, λ = 1e-4)
+/// nearly every row violates at W = 0, few do near the optimum, and the default 1e-3 stops
+/// after 4 epochs at F = 0.688 (optimum 0.4273); the measure is 7e-5 at F = 0.4461 and 1e-5
+/// at F = 0.4285 (0.3 % above the optimum). On wide data ask for tol = 1e-5 or less.
 ///
 /// **Shrinking** (§5.2.4, after Yuan et al. 2010): a zero row with R°(G_j) < λ − M/n (M the
 /// largest violation of the previous epoch) is dropped from the following epochs. When an epoch
