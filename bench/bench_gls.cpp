@@ -4,7 +4,7 @@
 //       kernels: a GLS fit (softmax, plain and accelerated) on 400 random Fourier features of dna.
 //
 //   bench_gls --compare DIR [--data FILE] [--train N] [--rff D] [--mu M] [--fista-limit SECONDS]
-//             [--stages T] [--block P] [--svm]
+//             [--stages T] [--block P] [--svm] [--stagewise-only]
 //       the mnist10k study behind docs/gls-mnist.md (driven by bench/gls_mnist.py): splits the
 //       data (seeded) into N training and the rest test samples, makes D random Fourier features
 //       (Gaussian kernel, σ² = mean squared deviation of the training samples), writes them to
@@ -13,6 +13,7 @@
 //         {"run": "gls"|"gls-plain"|"fista", "trace": [[seconds, F], ...], ...}  objective (1) over time
 //         {"run": "table1", "features": "raw"|"rff", "linear": e, "logistic": e, "calibrated": e}  test errors
 //         {"run": "stagewise", "calibrate": b, "trace": [[seconds, test error], ...]}
+//       (--stagewise-only: the features and the stagewise runs only)
 //
 //   bench_gls --trace DIR --solver gls-qn|gls|gls-plain|fista [--mu M] [--limit SECONDS] [--memory M]
 //             [--tol T]
@@ -168,7 +169,7 @@ int compare(int argc, char** argv) {
   Eigen::Index n_train = 8000, D = 4000;
   std::int64_t stages = 16, block = 512;
   double mu = 1e-4, fista_limit = 120;
-  bool svm = false;
+  bool svm = false, stagewise_only = false;
   for (int i = 3; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> std::string {
@@ -183,6 +184,7 @@ int compare(int argc, char** argv) {
     else if (flag == "--stages") stages = std::stoll(value());
     else if (flag == "--block") block = std::stoll(value());
     else if (flag == "--svm") svm = true;
+    else if (flag == "--stagewise-only") stagewise_only = true;
     else throw std::invalid_argument("unknown argument " + flag);
   }
   std::filesystem::create_directories(dir);
@@ -207,6 +209,7 @@ int compare(int argc, char** argv) {
   // Objective (1) (logistic + ridge, no intercept) over time: GLS (accelerated and plain) and FISTA.
   const DenseProblem<double> problem{{Z_train.data(), Z_train.rows(), Z_train.cols()}, s.y_train.view(), {}};
   for (const bool accelerated : {true, false}) {
+    if (stagewise_only) break;
     History h;
     const auto r = GLS(Logistic{}, NoPenalty{.mu = mu},
                        GLSOptions{.tol = 1e-9, .max_epochs = 100000, .time_limit = accelerated ? fista_limit : fista_limit / 2,
@@ -218,7 +221,7 @@ int compare(int argc, char** argv) {
                 error_of(r.model.predict_classes(Z_test), s.y_test), trace_json(h).c_str());
     std::fflush(stdout);
   }
-  {
+  if (!stagewise_only) {
     const Eigen::SparseMatrix<double, Eigen::RowMajor, std::int32_t> Zs = Z_train.sparseView();
     const CsrProblem<double> sparse{CsrView<double>(Zs), s.y_train.view(), {}};
     History h;
@@ -232,8 +235,10 @@ int compare(int argc, char** argv) {
   }
 
   // Table 1: raw pixels and the random features.
-  table1("raw", s.X_train, s.y_train, s.X_test, s.y_test, mu);
-  table1("rff", Z_train, s.y_train, Z_test, s.y_test, mu);
+  if (!stagewise_only) {
+    table1("raw", s.X_train, s.y_train, s.X_test, s.y_test, mu);
+    table1("rff", Z_train, s.y_train, Z_test, s.y_test, mu);
+  }
 
   // Stagewise regression on the raw pixels with fresh random-feature blocks: test error over time.
   const DenseProblem<double> raw{{s.X_train.data(), s.X_train.rows(), s.X_train.cols()}, s.y_train.view(), {}};
