@@ -298,9 +298,9 @@ int golub_table(const std::string& train_path, const std::string& test_path) {
 /// The reference W* of an mnist10k subset (ℓ1,∞ rows, λ = kLambda): read from `cache` when a
 /// previous run wrote it, else computed by Algorithm 1 to a relative duality gap of `gap` and
 /// written there (binary: rows, cols, η, gap reached, epochs, then W row-major).
-Reference cached_reference(const Dataset<double>& data, int L, const std::string& cache, double gap) {
+Reference cached_reference(const Dataset<double>& data, const std::string& name, const std::string& cache, double gap) {
   Reference ref{data, {}, 0.0};
-  const std::string path = cache + "/fbpd-mnist-L" + std::to_string(L) + ".ref";
+  const std::string path = cache + "/fbpd-" + name + ".ref";
   if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
     std::int64_t shape[2] = {0, 0};
     double info[3] = {0, 0, 0};
@@ -311,7 +311,7 @@ Reference cached_reference(const Dataset<double>& data, int L, const std::string
       ok = std::fread(W.data(), sizeof(double), static_cast<std::size_t>(W.size()), f) == static_cast<std::size_t>(W.size());
       ref.W = W;
       ref.eta = info[0];
-      std::fprintf(stderr, "L = %d: reference read from %s (gap %.2g after %.0f iterations)\n", L, path.c_str(), info[1], info[2]);
+      std::fprintf(stderr, "%s: reference read from %s (gap %.2g after %.0f iterations)\n", name.c_str(), path.c_str(), info[1], info[2]);
     }
     std::fclose(f);
     if (ok) return ref;
@@ -320,7 +320,7 @@ Reference cached_reference(const Dataset<double>& data, int L, const std::string
   const auto r = FBPD<CrammerSinger, L1Linf>({}, penalty, {.tol = gap, .max_epochs = 2000000}).fit(ref.data.problem<Eigen::RowMajor>());
   ref.W = r.model.dense();
   ref.eta = r.info.objective - penalty_value(penalty, r.model);
-  std::fprintf(stderr, "L = %d: reference by Algorithm 1, %s, gap %.2g after %lld iterations, %.1f s\n", L,
+  std::fprintf(stderr, "%s: reference by Algorithm 1, %s, gap %.2g after %lld iterations, %.1f s\n", name.c_str(),
                std::string(to_string(r.info.status)).c_str(), r.info.measure, static_cast<long long>(r.info.epochs), r.info.seconds);
   if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
     const std::int64_t shape[2] = {ref.W.rows(), ref.W.cols()};
@@ -346,21 +346,17 @@ struct DistanceTrace {
 };
 
 /// `--distance-trace OUT.csv CACHE_DIR [L ...]`: for each mnist10k subset of L samples (default
-/// 3000 5000 10000; the first L/10 of each digit), the distance ‖W_t − W*‖/‖W*‖ per iteration of
+/// 3000 5000 10000; the first L/10 of each digit; L = dna: the repository's dna), the distance ‖W_t − W*‖/‖W*‖ per iteration of
 /// Algorithm 1 (λ = kLambda) and Algorithm 2 (η = the loss at W*) until it is ≤ kTarget, with
 /// the library's default options and with fixed steps (adaptive_steps = false), written as CSV
 /// (L, algorithm, steps, iteration, seconds, distance). W* is Algorithm 1's solution at a
-/// relative duality gap of 1e-9, cached in CACHE_DIR. Returns 0 and prints "SKIPPED" without
-/// the shared data.
+/// relative duality gap of 1e-9, cached in CACHE_DIR. Each run stops at 300 s. Returns 0 and
+/// prints "SKIPPED" for mnist sizes without the shared data.
 int distance_trace(int argc, char** argv) {
-  if (mnist() == nullptr) {
-    std::printf("SKIPPED: mnist10k_npm.bz2 not found in %s\n", kShared.c_str());
-    return 0;
-  }
   const std::string out_path = argv[2], cache = argv[3];
-  std::vector<int> sizes;
-  for (int a = 4; a < argc; ++a) sizes.push_back(std::atoi(argv[a]));
-  if (sizes.empty()) sizes = {3000, 5000, 10000};
+  std::vector<std::string> sizes;
+  for (int a = 4; a < argc; ++a) sizes.emplace_back(argv[a]);
+  if (sizes.empty()) sizes = {"3000", "5000", "10000"};
   std::FILE* out = std::fopen(out_path.c_str(), "w");
   if (out == nullptr) {
     std::fprintf(stderr, "cannot write %s\n", out_path.c_str());
@@ -368,8 +364,14 @@ int distance_trace(int argc, char** argv) {
   }
   std::fprintf(out, "L,algorithm,steps,iteration,seconds,distance\n");
   const L1Linf penalty{.lambda = kLambda};
-  for (const int L : sizes) {
-    const Reference ref = cached_reference(per_class_subset(*mnist(), L / 10), L, cache, 1e-9);
+  for (const std::string& L : sizes) {
+    const bool dna = L == "dna";
+    if (!dna && mnist() == nullptr) {
+      std::printf("SKIPPED: mnist10k_npm.bz2 not found in %s\n", kShared.c_str());
+      continue;
+    }
+    const Reference ref = cached_reference(dna ? io::read_libsvm<double>(kRepo + "/dna.scale") : per_class_subset(*mnist(), std::atoi(L.c_str()) / 10),
+                                           dna ? L : "mnist-L" + L, cache, 1e-9);
     const auto problem = ref.data.problem<Eigen::RowMajor>();
     for (const bool adaptive : {true, false}) {
       for (const int algorithm : {1, 2}) {
@@ -378,10 +380,10 @@ int distance_trace(int argc, char** argv) {
         const auto r = algorithm == 1 ? FBPD<CrammerSinger, L1Linf>({}, penalty, options).fit(problem, trace)
                                       : FBPD<CrammerSinger, L1Linf, Constrained>({}, penalty, options).fit(problem, trace);
         for (std::size_t t = 0; t < trace.points.size(); ++t)
-          std::fprintf(out, "%d,%d,%s,%zu,%.6g,%.6g\n", L, algorithm, adaptive ? "adaptive" : "fixed", t + 1, trace.points[t].first,
+          std::fprintf(out, "%s,%d,%s,%zu,%.6g,%.6g\n", L.c_str(), algorithm, adaptive ? "adaptive" : "fixed", t + 1, trace.points[t].first,
                        trace.points[t].second);
         std::fflush(out);
-        std::printf("L = %5d  Algorithm %d  %-8s steps: distance %.2g after %lld iterations, %.2f s (%s)\n", L, algorithm,
+        std::printf("L = %5s  Algorithm %d  %-8s steps: distance %.2g after %lld iterations, %.2f s (%s)\n", L.c_str(), algorithm,
                     adaptive ? "adaptive" : "fixed", trace.points.back().second, static_cast<long long>(r.info.epochs),
                     trace.points.back().first, std::string(to_string(r.info.status)).c_str());
         std::fflush(stdout);

@@ -7,7 +7,7 @@ Runs `bench_fbpd --distance-trace` (W* = Algorithm 1's solution at a relative du
 each algorithm to a distance of 1e-5 and draws the curves into --plot.
 
   /usr/bin/python3 bench/fbpd_alg2_vs_alg1.py --bench build/release/bench/bench_fbpd \\
-      --cache /tmp/fbpd-ref --plot docs/fbpd-alg2-vs-alg1.png [--sizes 3000 5000 10000]
+      --cache /tmp/fbpd-ref --plot docs/fbpd-alg2-vs-alg1.png [--sizes dna 3000 5000 10000]
 
 Exits 0 with "SKIPPED: ..." when the shared data folder (../shared/data) is absent.
 """
@@ -25,14 +25,17 @@ def main():
     parser.add_argument("--bench", required=True, help="the bench_fbpd executable")
     parser.add_argument("--cache", default="/tmp/fbpd-ref", help="folder of the cached reference solutions")
     parser.add_argument("--plot", default=os.path.join(here, "..", "docs", "fbpd-alg2-vs-alg1.png"))
-    parser.add_argument("--sizes", type=int, nargs="*", default=[3000, 5000, 10000])
+    parser.add_argument("--sizes", nargs="*", default=["3000", "5000", "10000"],
+                        help="mnist10k subset sizes L, or dna (the repository's data set)")
     parser.add_argument("--csv", help="reuse this trace instead of running the benchmark")
     args = parser.parse_args()
 
     shared = os.path.join(here, "..", "..", "shared", "data", "multiclass", "mnist10k_npm.bz2")
     if args.csv is None and not os.path.exists(shared):
-        print("SKIPPED: mnist10k_npm.bz2 not found in ../shared/data")
-        return 0
+        args.sizes = [s for s in args.sizes if s == "dna"]
+        if not args.sizes:
+            print("SKIPPED: mnist10k_npm.bz2 not found in ../shared/data")
+            return 0
     trace = args.csv
     if trace is None:
         os.makedirs(args.cache, exist_ok=True)
@@ -42,9 +45,9 @@ def main():
     curves = defaultdict(list)
     with open(trace) as f:
         for row in csv.DictReader(f):
-            key = (int(row["L"]), int(row["algorithm"]), row["steps"])
+            key = (row["L"], int(row["algorithm"]), row["steps"])
             curves[key].append((float(row["seconds"]), float(row["distance"])))
-    sizes = sorted({k[0] for k in curves})
+    sizes = sorted({k[0] for k in curves}, key=lambda L: (not L.isdigit(), int(L) if L.isdigit() else 0, L))
     print("| L | steps | Algorithm 1: iterations, s | Algorithm 2: iterations, s | time ratio Alg. 2 / Alg. 1 |")
     print("|---|---|---|---|---|")
     for L in sizes:
@@ -75,7 +78,7 @@ def main():
                 ax.semilogy([p[0] for p in points], [p[1] for p in points], color=color, linestyle=line,
                             label=f"Algorithm {algorithm}, {steps} steps")
         ax.axhline(1e-5, color="grey", linewidth=0.5)
-        ax.set_title(f"mnist10k, L = {L}")
+        ax.set_title(f"mnist10k, L = {L}" if L.isdigit() else L)
         ax.set_xlabel("seconds")
         ax.set_ylabel("||W_t - W*|| / ||W*||")
     axes[0][0].legend(fontsize=8)
