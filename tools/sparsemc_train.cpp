@@ -182,18 +182,29 @@ int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>
     if (!args.json) print_summary(std::cout, *result, args.fit, score);
   } else {
     // Regularisation path: λ_max (the smallest λ with W = 0 optimal) down to λ_max·ratio,
-    // log-spaced, each solve warm-started from the previous model.
+    // log-spaced, each solve warm-started from the previous model — in one call when the
+    // solver has a whole-grid path (BlockCD: strong-rule screening), else fit by fit.
     const double lambda_max = compute_lambda_max(data, args.fit);
     nlohmann::json points = nlohmann::json::array();
     if (!args.json) std::cout << "# lambda_max " << lambda_max << "\n";
-    for (const double lambda : lambda_grid(lambda_max, path->points, path->ratio)) {
+    const std::vector<double> grid = lambda_grid(lambda_max, path->points, path->ratio);
+    const auto report = [&](Result<Scalar>& next, double lambda) {
       args.fit.lambda = lambda;
-      Result<Scalar> next = fit(data, args.fit, result ? &result->model : nullptr, callback);
       const auto score = finish(next);
       points.push_back(fit_json(next, args.fit, score));
       if (!args.json) print_path_line(std::cout, next, args.fit.lambda, score);
       result = std::move(next);
-      if (result->info.status == Status::numerical_issue) break;
+    };
+    if (const PathFunction<Scalar> fit_path = spec.path<Scalar>(args.fit.loss, args.fit.penalty)) {
+      std::vector<Result<Scalar>> results = fit_path(data, args.fit, grid, callback);
+      for (std::size_t k = 0; k < results.size(); ++k) report(results[k], grid[k]);
+    } else {
+      for (const double lambda : grid) {
+        args.fit.lambda = lambda;
+        Result<Scalar> next = fit(data, args.fit, result ? &result->model : nullptr, callback);
+        report(next, lambda);
+        if (result->info.status == Status::numerical_issue) break;
+      }
     }
     out = points.back();
     out["lambda_max"] = lambda_max;

@@ -54,6 +54,7 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -107,6 +108,12 @@ template <class Scalar>
 using FitFunction = Result<Scalar> (*)(const Dataset<Scalar>&, const FitSettings&, const LinearModel<Scalar>*,
                                        ToolCallback&);
 
+/// A type-erased regularisation path for solvers that solve a whole λ grid in one call
+/// (`fit_path`, BlockCD's strong rules): (data, settings, λ grid, callback) → one Result per λ.
+template <class Scalar>
+using PathFunction = std::vector<Result<Scalar>> (*)(const Dataset<Scalar>&, const FitSettings&,
+                                                     std::span<const double>, ToolCallback&);
+
 /// A type-erased fit whose model is a `StagedModel` (a chain of stages or random features).
 template <class Scalar>
 using StagedFitFunction = StagedResult<Scalar> (*)(const Dataset<Scalar>&, const FitSettings&, ToolCallback&);
@@ -126,6 +133,9 @@ struct SolverSpec {
   std::string (*requirement)(const FitSettings&) = nullptr;  ///< "" when the settings suit it
   std::map<std::pair<std::string, std::string>, FitFunction<float>> fit_float;
   std::map<std::pair<std::string, std::string>, FitFunction<double>> fit_double;
+  /// Families whose solver has `fit_path`: the whole-grid path, per (loss, penalty).
+  std::map<std::pair<std::string, std::string>, PathFunction<float>> path_float;
+  std::map<std::pair<std::string, std::string>, PathFunction<double>> path_double;
   /// Families with a staged fit: the settings under which it runs instead of the linear fit.
   bool (*staged)(const FitSettings&) = nullptr;
   std::map<std::pair<std::string, std::string>, StagedFitFunction<float>> staged_float;
@@ -158,6 +168,17 @@ struct SolverSpec {
     const auto& table = [&]() -> const auto& {
       if constexpr (std::is_same_v<Scalar, float>) return fit_float;
       else return fit_double;
+    }();
+    const auto it = table.find({loss, penalty});
+    return it == table.end() ? nullptr : it->second;
+  }
+  /// The whole-grid path for a (loss, penalty) pair; null when the family solves paths by a
+  /// sequence of warm-started fits.
+  template <class Scalar>
+  [[nodiscard]] PathFunction<Scalar> path(const std::string& loss, const std::string& penalty) const {
+    const auto& table = [&]() -> const auto& {
+      if constexpr (std::is_same_v<Scalar, float>) return path_float;
+      else return path_double;
     }();
     const auto it = table.find({loss, penalty});
     return it == table.end() ? nullptr : it->second;
@@ -289,9 +310,8 @@ LinearModel<Scalar> relabel(const LinearModel<Scalar>& model, const std::vector<
 
 /// The fit every family uses: build the solver from (loss, penalty, options), take the problem in
 /// the family's layout, fit (warm-started when `initial` is given), stamp the registered name.
-template <class Family, class Loss, class Penalty, class Scalar>
-Result<Scalar> fit_with(const Dataset<Scalar>& data, const FitSettings& s, const LinearModel<Scalar>* initial,
-                        ToolCallback& callback) {
+template <class Family, class Loss, class Penalty>
+typename Family::template Solver<Loss, Penalty> make_solver(const FitSettings& s) {
   using Solver = typename Family::template Solver<Loss, Penalty>;
   typename Solver::Options options{};
   apply_common(options, s);
@@ -300,12 +320,37 @@ Result<Scalar> fit_with(const Dataset<Scalar>& data, const FitSettings& s, const
   Penalty penalty{};
   penalty.lambda = s.lambda;
   penalty.mu = s.mu;
-  Solver solver(Loss{}, penalty, options);
-  const auto problem = data.template problem<Family::layout>();
-  Result<Scalar> result = initial != nullptr ? solver.fit(problem, *initial, callback) : solver.fit(problem, callback);
+  return Solver(Loss{}, penalty, options);
+}
+
+/// The data's labels on the model (solvers return class indices) and the registered name.
+template <class Family, class Scalar>
+void finish_result(Result<Scalar>& result, const Dataset<Scalar>& data) {
   if (result.model.labels() != data.encoder().labels()) result.model = relabel(result.model, data.encoder().labels());
   result.model.provenance().solver = Family::name;
+}
+
+template <class Family, class Loss, class Penalty, class Scalar>
+Result<Scalar> fit_with(const Dataset<Scalar>& data, const FitSettings& s, const LinearModel<Scalar>* initial,
+                        ToolCallback& callback) {
+  const auto solver = make_solver<Family, Loss, Penalty>(s);
+  const auto problem = data.template problem<Family::layout>();
+  Result<Scalar> result = initial != nullptr ? solver.fit(problem, *initial, callback) : solver.fit(problem, callback);
+  finish_result<Family>(result, data);
   return result;
+}
+
+/// The path every family with `fit_path` uses: the solver built as in fit_with (λ = the grid's
+/// first), the grid solved in one call, each result relabelled and stamped.
+template <class Family, class Loss, class Penalty, class Scalar>
+std::vector<Result<Scalar>> path_with(const Dataset<Scalar>& data, const FitSettings& s,
+                                      std::span<const double> lambdas, ToolCallback& callback) {
+  FitSettings first = s;
+  first.lambda = lambdas.empty() ? s.lambda : lambdas.front();
+  const auto solver = make_solver<Family, Loss, Penalty>(first);
+  std::vector<Result<Scalar>> results = solver.fit_path(data.template problem<Family::layout>(), lambdas, callback);
+  for (Result<Scalar>& result : results) finish_result<Family>(result, data);
+  return results;
 }
 
 template <class Family, class Loss, class Penalty>
@@ -318,6 +363,12 @@ void fill_tables(SolverSpec& spec, TypeList<Losses...>, TypeList<Penalties...>) 
       const std::pair<std::string, std::string> key{std::string(Loss::name), std::string(Penalty::name)};
       spec.fit_float[key] = &fit_with<Family, Loss, Penalty, float>;
       spec.fit_double[key] = &fit_with<Family, Loss, Penalty, double>;
+      using Solver = typename Family::template Solver<Loss, Penalty>;
+      if constexpr (requires(const Solver& solver, const CscProblem<double, std::int32_t>& csc,
+                             std::span<const double> grid, ToolCallback& cb) { solver.fit_path(csc, grid, cb); }) {
+        spec.path_float[key] = &path_with<Family, Loss, Penalty, float>;
+        spec.path_double[key] = &path_with<Family, Loss, Penalty, double>;
+      }
     };
     (one_penalty.template operator()<Penalties>(), ...);
   };

@@ -206,14 +206,15 @@ class BlockCD {
   /// W = 0 normalisers of every λ are set up once, and the last full pass at λ_{k−1} gives the
   /// gradients of the sequential strong rule at λ_k (Options::screening). Result k is exactly
   /// what `fit` warm-started from result k−1 would have to reach: the same stopping test.
-  template <RealScalar Scalar, StorageIndex Index, int Order>
-  std::vector<Result<Scalar>> fit_path(const Problem<Scalar, Index, Order>& problem,
-                                       std::span<const double> lambdas) const {
+  /// Callbacks run once per epoch of every solve (core/callbacks.hpp; `notify_end` once per λ).
+  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
+  std::vector<Result<Scalar>> fit_path(const Problem<Scalar, Index, Order>& problem, std::span<const double> lambdas,
+                                       Callbacks&&... callbacks) const {
     for (const double l : lambdas) detail::require_nonnegative("lambda", l);
     std::vector<Result<Scalar>> out;
     if constexpr (Order == Eigen::ColMajor) {
       check_policies<Scalar>();
-      solve<Scalar, Index>(problem, static_cast<const LinearModel<Scalar>*>(nullptr), lambdas, out);
+      solve<Scalar, Index>(problem, static_cast<const LinearModel<Scalar>*>(nullptr), lambdas, out, callbacks...);
     } else {
       static_assert(Order == Eigen::ColMajor, "BlockCD::fit_path needs a CSC problem");
     }
