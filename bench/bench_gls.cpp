@@ -16,11 +16,12 @@
 //       (--stagewise-only: the features and the stagewise runs only)
 //
 //   bench_gls --trace DIR --solver gls-qn|gls|gls-plain|fista [--mu M] [--limit SECONDS] [--memory M]
-//             [--tol T]
+//             [--tol T] [--single-gram]
 //       one solver on the random features a --compare run wrote to DIR (train.bin, train.labels):
 //       prints {"run": NAME, "trace": [[seconds, F], ...], ...} (objective (1), logistic + ridge,
 //       no intercept; seconds include forming and factorising Σ̂). gls-qn is GLS with
-//       quasi-Newton steps (GLSOptions::memory, default 10).
+//       quasi-Newton steps (GLSOptions::memory, default 10); --single-gram
+//       forms Σ̂ in single precision (GLSOptions::single_precision_gram).
 
 #include <benchmark/benchmark.h>
 
@@ -276,6 +277,7 @@ int trace(int argc, char** argv) {
   std::string solver = "gls-qn";
   double mu = 1e-6, limit = 150, tol = 1e-9;
   int memory = 10;
+  bool single_gram = false;
   for (int i = 3; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> std::string {
@@ -287,6 +289,7 @@ int trace(int argc, char** argv) {
     else if (flag == "--limit") limit = std::stod(value());
     else if (flag == "--tol") tol = std::stod(value());
     else if (flag == "--memory") memory = std::stoi(value());
+    else if (flag == "--single-gram") single_gram = true;
     else throw std::invalid_argument("unknown argument " + flag);
   }
   const auto bytes = static_cast<Eigen::Index>(std::filesystem::file_size(dir / "train.bin"));
@@ -312,7 +315,7 @@ int trace(int argc, char** argv) {
     const DenseProblem<double> problem{{Z.data(), Z.rows(), Z.cols()}, labels.view(), {}};
     info = GLS(Logistic{}, NoPenalty{.mu = mu},
                GLSOptions{.tol = tol, .max_epochs = 100000, .time_limit = limit, .accelerated = solver == "gls",
-                          .memory = solver == "gls-qn" ? memory : 0})
+                          .memory = solver == "gls-qn" ? memory : 0, .single_precision_gram = single_gram})
                .fit(problem, h)
                .info;
   }

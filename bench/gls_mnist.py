@@ -14,8 +14,9 @@ and writes DIR/results.json (and DIR/stagewise.png when matplotlib is present).
 With --objective-only (after one full run has written DIR/train.bin): only the time-to-objective
 race on the features, runs interleaved — lbfgs, then `bench_gls --trace` for each of
 --solvers (default gls-qn gls fista), repeated --repeats times — and the ratios to lbfgs at
-relative accuracies 1e-2 ... 1e-6 and 0 (F_lbfgs itself); each trace is kept as
-DIR/race-SOLVER-REPEAT.json.
+relative accuracies 1e-2 ... 1e-7 and 0 (F_lbfgs itself); each trace is kept as
+DIR/race-SOLVER-REPEAT.json. A solver name may carry options after '+': gls-qn+single forms
+Sigma in single precision (bench_gls --single-gram).
 """
 
 import argparse
@@ -59,14 +60,16 @@ def objective_race(args, np, LogisticRegression):
         F = objective(lbfgs.coef_.T)
         print(f"[{rep}] lbfgs (tol 1e-6): F = {F:.10f} in {t_lbfgs:.1f} s ({lbfgs.n_iter_[0]} iterations)", flush=True)
         for solver in args.solvers:
-            out = subprocess.run([args.bench, "--trace", args.work, "--solver", solver, "--mu", repr(args.mu),
-                                  "--limit", repr(args.fista_limit)], check=True, capture_output=True, text=True)
+            name, *options = solver.split("+")  # gls-qn+single: Σ̂ formed in single precision
+            flags = [{"single": "--single-gram"}[o] for o in options]
+            out = subprocess.run([args.bench, "--trace", args.work, "--solver", name, "--mu", repr(args.mu),
+                                  "--limit", repr(args.fista_limit)] + flags, check=True, capture_output=True, text=True)
             r = json.loads(out.stdout)
             with open(os.path.join(args.work, f"race-{solver}-{rep}.json"), "w") as f:
                 json.dump({"lbfgs": {"objective": F, "seconds": t_lbfgs}, **r}, f)
             tr = r["trace"]
             cells = []
-            for rel in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 0.0):
+            for rel in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 0.0):
                 t = next((t for t, f in tr if f <= F * (1 + rel)), None)
                 cells.append(f"{rel:g}: " + (f"{t:.1f} s = {t / t_lbfgs:.3f}x" if t is not None else "not reached"))
             setup = tr[0][0] if tr else float("nan")
@@ -83,7 +86,8 @@ def main():
     parser.add_argument("--fista-limit", type=float, default=120.0, help="time budget of each sparsemc run (s)")
     parser.add_argument("--reuse", action="store_true", help="reuse DIR/bench.jsonl from a previous run")
     parser.add_argument("--objective-only", action="store_true", help="only the time-to-objective race")
-    parser.add_argument("--solvers", nargs="+", default=["gls-qn", "gls", "fista"])
+    parser.add_argument("--solvers", nargs="+", default=["gls-qn", "gls", "fista"],
+                        help="gls-qn, gls, gls-plain, fista; '+single' forms Sigma in single precision")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--stagewise-only", action="store_true",
                         help="only stagewise and LIBLINEAR (test error versus time, the plot); no lbfgs, GLS, Table 1")

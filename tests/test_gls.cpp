@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -163,6 +164,64 @@ TEMPLATE_TEST_CASE("GLS quasi-Newton: the one-pass dense step follows the two-pa
   }
   const auto parts = objective(Logistic{}, NoPenalty{.mu = 1e-4}, data.csr(), dense.model);
   CHECK(rel(parts.total(), dense.info.objective) <= (std::is_same_v<Scalar, float> ? 1e-5 : 1e-12));
+}
+
+TEMPLATE_TEST_CASE("GLS set-up: tiled and single-precision second moments", "[gls][gram]", float, double) {
+  // lower_gram_tiled (the OpenMP path: tiles of 256 columns over the threads) equals one rank
+  // update up to rounding, on sizes with a partial last tile; lower_gram_single (float chunks
+  // accumulated in double) is within float rounding of it; second_moment scales by 1/n and
+  // fills both triangles either way.
+  using Scalar = TestType;
+  using RowMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Square = detail::gls::SquareMatrix<Scalar>;
+  const Eigen::Index n = sanitizer_run() ? 300 : 1300, p = sanitizer_run() ? 270 : 600;
+  const RandomProblem<Scalar> data(n, p, 3, 0.7, 23, false);
+  const RowMatrix& X = data.dense;
+  Square serial = Square::Zero(p, p), tiled = Square::Constant(p, p, Scalar(7)), single = Square::Zero(p, p);
+  serial.template selfadjointView<Eigen::Lower>().rankUpdate(X.transpose());
+  detail::gls::lower_gram_tiled(X, tiled);
+  detail::gls::lower_gram_single(X, single);
+  const Square lower_serial = serial.template triangularView<Eigen::Lower>();
+  const Square lower_tiled = tiled.template triangularView<Eigen::Lower>();
+  const Square lower_single = single.template triangularView<Eigen::Lower>();
+  const double scale = static_cast<double>(lower_serial.cwiseAbs().maxCoeff());
+  const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
+  CHECK(static_cast<double>((lower_tiled - lower_serial).cwiseAbs().maxCoeff()) <= 64 * eps * scale);
+  CHECK(tiled(0, p - 1) == Scalar(7));  // the strict upper triangle is left alone
+  CHECK(static_cast<double>((lower_single - lower_serial).cwiseAbs().maxCoeff()) <=
+        64 * static_cast<double>(std::numeric_limits<float>::epsilon()) * scale);
+  const DenseProblem<Scalar> problem = data.dense_problem();
+  const Square sigma = detail::gls::second_moment(problem, false, true);
+  const Square expected = Square(serial.template selfadjointView<Eigen::Lower>()) / static_cast<Scalar>(n);
+  CHECK(static_cast<double>((sigma - expected).cwiseAbs().maxCoeff()) <=
+        64 * static_cast<double>(std::numeric_limits<float>::epsilon()) * scale / static_cast<double>(n));
+  CHECK(sigma.isApprox(sigma.transpose(), Scalar(0)));
+}
+
+TEMPLATE_TEST_CASE("GLS with a single-precision second moment reaches the same optimum", "[gls][gram]", float,
+                   double) {
+  // Σ̂ only preconditions: formed in float, the quasi-Newton and plain iterations still converge
+  // to the minimiser of (1), and the identity link to the closed-form ridge solution.
+  using Scalar = TestType;
+  const RandomProblem<Scalar> data(sanitizer_run() ? 200 : 1200, 30, 4, 0.5, 29, true);
+  const double tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-9;
+  for (const int memory : {0, 10}) {
+    CAPTURE(memory);
+    const GLSOptions exact{.tol = tol, .max_epochs = 100000, .fit_intercept = true, .memory = memory};
+    GLSOptions single = exact;
+    single.single_precision_gram = true;
+    const auto a = GLS(Logistic{}, NoPenalty{.mu = 1e-4}, exact).fit(data.dense_problem());
+    const auto b = GLS(Logistic{}, NoPenalty{.mu = 1e-4}, single).fit(data.dense_problem());
+    CHECK(b.info.status == Status::converged);
+    CHECK(rel(a.info.objective, b.info.objective) <= objective_tol<Scalar>());
+  }
+  GLSOptions single{.tol = tol, .max_epochs = 100, .fit_intercept = true};
+  single.single_precision_gram = true;
+  const auto exact = GLS(LeastSquares{}, NoPenalty{.mu = 1e-3}, GLSOptions{.tol = tol, .fit_intercept = true})
+                         .fit(data.dense_problem());
+  const auto approx = GLS(LeastSquares{}, NoPenalty{.mu = 1e-3}, single).fit(data.dense_problem());
+  CHECK(approx.info.status == Status::converged);
+  CHECK(rel(exact.info.objective, approx.info.objective) <= objective_tol<Scalar>());
 }
 
 TEMPLATE_TEST_CASE("GLS is monotone and stops on the relative gradient norm", "[gls]", float, double) {
