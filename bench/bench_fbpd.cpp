@@ -14,7 +14,8 @@
 //   ./bench_fbpd --benchmark_filter=BM_Algorithm --benchmark_repetitions=3
 // A smoke run (--benchmark_min_time < 0.1 s) skips the whole solves (minutes each).
 //
-// Trace mode (not a benchmark): `./bench_fbpd --distance-trace OUT.csv CACHE_DIR [L ...]` writes
+// Trace mode (not a benchmark): `./bench_fbpd --distance-trace OUT.csv CACHE_DIR [--lambda X]
+// [--reference-gap G] [--time-limit S] [--steps adaptive,fixed,plain] [L ...]` writes
 // the distance to the solution per iteration of Algorithms 1 and 2 on the mnist10k subsets
 // (bench/fbpd_alg2_vs_alg1.py runs it and draws docs/fbpd-alg2-vs-alg1.png).
 // Table mode (not a benchmark): `./bench_fbpd --golub-table TRAIN TEST` prints the Markdown table
@@ -295,12 +296,15 @@ int golub_table(const std::string& train_path, const std::string& test_path) {
 // Algorithm 2 vs Algorithm 1: distance to the solution against time (the paper's Fig. 3 b, d, f).
 // ------------------------------------------------------------------------------------------------
 
-/// The reference W* of an mnist10k subset (ℓ1,∞ rows, λ = kLambda): read from `cache` when a
-/// previous run wrote it, else computed by Algorithm 1 to a relative duality gap of `gap` and
-/// written there (binary: rows, cols, η, gap reached, epochs, then W row-major).
-Reference cached_reference(const Dataset<double>& data, const std::string& name, const std::string& cache, double gap) {
+/// The reference W* of a problem (ℓ1,∞ rows, λ = `lambda`): read from `cache` when a previous
+/// run wrote it at a gap ≤ `gap`, else computed by Algorithm 1 (adaptive steps) to a relative
+/// duality gap of `gap` and written there (binary: rows, cols, η, gap reached, epochs, then W
+/// row-major; the file name carries λ).
+Reference cached_reference(const Dataset<double>& data, const std::string& name, const std::string& cache, double lambda, double gap) {
   Reference ref{data, {}, 0.0};
-  const std::string path = cache + "/fbpd-" + name + ".ref";
+  char lambda_text[32];
+  std::snprintf(lambda_text, sizeof lambda_text, "%g", lambda);
+  const std::string path = cache + "/fbpd-" + name + "-lambda" + lambda_text + ".ref";
   if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
     std::int64_t shape[2] = {0, 0};
     double info[3] = {0, 0, 0};
@@ -316,8 +320,8 @@ Reference cached_reference(const Dataset<double>& data, const std::string& name,
     std::fclose(f);
     if (ok) return ref;
   }
-  const L1Linf penalty{.lambda = kLambda};
-  const auto r = FBPD<CrammerSinger, L1Linf>({}, penalty, {.tol = gap, .max_epochs = 2000000}).fit(ref.data.problem<Eigen::RowMajor>());
+  const L1Linf penalty{.lambda = lambda};
+  const auto r = FBPD<CrammerSinger, L1Linf>({}, penalty, {.tol = gap, .max_epochs = 10000000}).fit(ref.data.problem<Eigen::RowMajor>());
   ref.W = r.model.dense();
   ref.eta = r.info.objective - penalty_value(penalty, r.model);
   std::fprintf(stderr, "%s: reference by Algorithm 1, %s, gap %.2g after %lld iterations, %.1f s\n", name.c_str(),
@@ -345,17 +349,38 @@ struct DistanceTrace {
   }
 };
 
-/// `--distance-trace OUT.csv CACHE_DIR [L ...]`: for each mnist10k subset of L samples (default
-/// 3000 5000 10000; the first L/10 of each digit; L = dna: the repository's dna), the distance ‖W_t − W*‖/‖W*‖ per iteration of
-/// Algorithm 1 (λ = kLambda) and Algorithm 2 (η = the loss at W*) until it is ≤ kTarget, with
-/// the library's default options and with fixed steps (adaptive_steps = false), written as CSV
-/// (L, algorithm, steps, iteration, seconds, distance). W* is Algorithm 1's solution at a
-/// relative duality gap of 1e-9, cached in CACHE_DIR. Each run stops at 300 s. Returns 0 and
-/// prints "SKIPPED" for mnist sizes without the shared data.
+/// `--distance-trace OUT.csv CACHE_DIR [--lambda X] [--reference-gap G] [--time-limit S]
+/// [--steps R,...] [L ...]`:
+/// for each mnist10k subset of L samples (default 3000 5000 10000; the first L/10 of each digit,
+/// so L = 10000 has 9756: some digits have fewer than 1000; L = dna: the repository's dna), the
+/// distance ‖W_t − W*‖/‖W*‖ per iteration of Algorithm 1 (ℓ1,∞ rows, λ = X, default kLambda)
+/// and Algorithm 2 (η = the loss at W*) until it is ≤ kTarget, for each step rule R (default
+/// adaptive,fixed): "adaptive" = the library's defaults, "fixed" = adaptive_steps = false,
+/// "plain" = the paper's iteration as written (scalar steps with τσ‖T‖² = 1, no restarts, no
+/// preconditioning, no relaxation); written as CSV (L,
+/// algorithm, steps, iteration, seconds, distance). W* is Algorithm 1's solution at a relative
+/// duality gap of G (default 1e-9), cached in CACHE_DIR. Each run stops after S seconds
+/// (default 300). Returns 0 and prints "SKIPPED" for mnist sizes without the shared data.
 int distance_trace(int argc, char** argv) {
   const std::string out_path = argv[2], cache = argv[3];
+  double lambda = kLambda, reference_gap = 1e-9, time_limit = 300;
+  std::vector<std::string> step_rules = {"adaptive", "fixed"};
   std::vector<std::string> sizes;
-  for (int a = 4; a < argc; ++a) sizes.emplace_back(argv[a]);
+  for (int a = 4; a < argc; ++a) {
+    const bool has_value = a + 1 < argc;
+    if (has_value && std::strcmp(argv[a], "--lambda") == 0) lambda = std::atof(argv[++a]);
+    else if (has_value && std::strcmp(argv[a], "--reference-gap") == 0) reference_gap = std::atof(argv[++a]);
+    else if (has_value && std::strcmp(argv[a], "--time-limit") == 0) time_limit = std::atof(argv[++a]);
+    else if (has_value && std::strcmp(argv[a], "--steps") == 0) {
+      step_rules.clear();
+      for (std::string list = argv[++a]; !list.empty();) {
+        const auto comma = list.find(',');
+        step_rules.push_back(list.substr(0, comma));
+        list = comma == std::string::npos ? "" : list.substr(comma + 1);
+      }
+    }
+    else sizes.emplace_back(argv[a]);
+  }
   if (sizes.empty()) sizes = {"3000", "5000", "10000"};
   std::FILE* out = std::fopen(out_path.c_str(), "w");
   if (out == nullptr) {
@@ -363,7 +388,7 @@ int distance_trace(int argc, char** argv) {
     return 1;
   }
   std::fprintf(out, "L,algorithm,steps,iteration,seconds,distance\n");
-  const L1Linf penalty{.lambda = kLambda};
+  const L1Linf penalty{.lambda = lambda};
   for (const std::string& L : sizes) {
     const bool dna = L == "dna";
     if (!dna && mnist() == nullptr) {
@@ -371,21 +396,27 @@ int distance_trace(int argc, char** argv) {
       continue;
     }
     const Reference ref = cached_reference(dna ? io::read_libsvm<double>(kRepo + "/dna.scale") : per_class_subset(*mnist(), std::atoi(L.c_str()) / 10),
-                                           dna ? L : "mnist-L" + L, cache, 1e-9);
+                                           dna ? L : "mnist-L" + L, cache, lambda, reference_gap);
     const auto problem = ref.data.problem<Eigen::RowMajor>();
-    for (const bool adaptive : {true, false}) {
+    for (const std::string& steps : step_rules) {
       for (const int algorithm : {1, 2}) {
         DistanceTrace trace{&ref.W, kTarget, {}};
-        const FbpdOptions options{.tol = 1e-14, .max_epochs = 2000000, .time_limit = 300, .eta = ref.eta, .adaptive_steps = adaptive};
+        FbpdOptions options{.tol = 1e-14, .max_epochs = 10000000, .time_limit = time_limit, .eta = ref.eta};
+        options.adaptive_steps = steps == "adaptive";
+        if (steps == "plain") {  // the paper's iteration: scalar steps τσ‖T‖² = 1, no restarts, ρ = 1
+          options.preconditioning = false;
+          options.restarts = false;
+          options.relaxation = 1.0;
+        }
         const auto r = algorithm == 1 ? FBPD<CrammerSinger, L1Linf>({}, penalty, options).fit(problem, trace)
                                       : FBPD<CrammerSinger, L1Linf, Constrained>({}, penalty, options).fit(problem, trace);
         for (std::size_t t = 0; t < trace.points.size(); ++t)
-          std::fprintf(out, "%s,%d,%s,%zu,%.6g,%.6g\n", L.c_str(), algorithm, adaptive ? "adaptive" : "fixed", t + 1, trace.points[t].first,
+          std::fprintf(out, "%s,%d,%s,%zu,%.6g,%.6g\n", L.c_str(), algorithm, steps.c_str(), t + 1, trace.points[t].first,
                        trace.points[t].second);
         std::fflush(out);
         std::printf("L = %5s  Algorithm %d  %-8s steps: distance %.2g after %lld iterations, %.2f s (%s)\n", L.c_str(), algorithm,
-                    adaptive ? "adaptive" : "fixed", trace.points.back().second, static_cast<long long>(r.info.epochs),
-                    trace.points.back().first, std::string(to_string(r.info.status)).c_str());
+                    steps.c_str(), trace.points.back().second, static_cast<long long>(r.info.epochs), trace.points.back().first,
+                    std::string(to_string(r.info.status)).c_str());
         std::fflush(stdout);
       }
     }
