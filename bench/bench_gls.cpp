@@ -16,12 +16,13 @@
 //       (--stagewise-only: the features and the stagewise runs only)
 //
 //   bench_gls --trace DIR --solver gls-qn|gls|gls-plain|fista [--mu M] [--limit SECONDS] [--memory M]
-//             [--tol T] [--single-gram]
+//             [--tol T] [--single-gram] [--refresh N]
 //       one solver on the random features a --compare run wrote to DIR (train.bin, train.labels):
 //       prints {"run": NAME, "trace": [[seconds, F], ...], ...} (objective (1), logistic + ridge,
 //       no intercept; seconds include forming and factorising Σ̂). gls-qn is GLS with
 //       quasi-Newton steps (GLSOptions::memory, default 10); --single-gram
-//       forms Σ̂ in single precision (GLSOptions::single_precision_gram).
+//       forms Σ̂ in single precision (GLSOptions::single_precision_gram); --refresh N rebuilds the
+//       preconditioner from the samples' curvatures every N iterations (curvature_refresh).
 
 #include <benchmark/benchmark.h>
 
@@ -278,6 +279,7 @@ int trace(int argc, char** argv) {
   double mu = 1e-6, limit = 150, tol = 1e-9;
   int memory = 10;
   bool single_gram = false;
+  std::int64_t refresh = 0;
   for (int i = 3; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> std::string {
@@ -290,6 +292,7 @@ int trace(int argc, char** argv) {
     else if (flag == "--tol") tol = std::stod(value());
     else if (flag == "--memory") memory = std::stoi(value());
     else if (flag == "--single-gram") single_gram = true;
+    else if (flag == "--refresh") refresh = std::stoll(value());
     else throw std::invalid_argument("unknown argument " + flag);
   }
   const auto bytes = static_cast<Eigen::Index>(std::filesystem::file_size(dir / "train.bin"));
@@ -315,7 +318,8 @@ int trace(int argc, char** argv) {
     const DenseProblem<double> problem{{Z.data(), Z.rows(), Z.cols()}, labels.view(), {}};
     info = GLS(Logistic{}, NoPenalty{.mu = mu},
                GLSOptions{.tol = tol, .max_epochs = 100000, .time_limit = limit, .accelerated = solver == "gls",
-                          .memory = solver == "gls-qn" ? memory : 0, .single_precision_gram = single_gram})
+                          .memory = solver == "gls-qn" ? memory : 0, .single_precision_gram = single_gram,
+                          .curvature_refresh = refresh})
                .fit(problem, h)
                .info;
   }

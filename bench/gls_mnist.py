@@ -16,7 +16,8 @@ race on the features, runs interleaved — lbfgs, then `bench_gls --trace` for e
 --solvers (default gls-qn gls fista), repeated --repeats times — and the ratios to lbfgs at
 relative accuracies 1e-2 ... 1e-7 and 0 (F_lbfgs itself); each trace is kept as
 DIR/race-SOLVER-REPEAT.json. A solver name may carry options after '+': gls-qn+single forms
-Sigma in single precision (bench_gls --single-gram).
+Sigma in single precision (bench_gls --single-gram), +refreshN rebuilds the preconditioner from
+the curvatures every N iterations (--refresh N).
 """
 
 import argparse
@@ -60,8 +61,10 @@ def objective_race(args, np, LogisticRegression):
         F = objective(lbfgs.coef_.T)
         print(f"[{rep}] lbfgs (tol 1e-6): F = {F:.10f} in {t_lbfgs:.1f} s ({lbfgs.n_iter_[0]} iterations)", flush=True)
         for solver in args.solvers:
-            name, *options = solver.split("+")  # gls-qn+single: Σ̂ formed in single precision
-            flags = [{"single": "--single-gram"}[o] for o in options]
+            name, *options = solver.split("+")  # e.g. gls-qn+single+refresh40
+            flags = []
+            for o in options:
+                flags += ["--single-gram"] if o == "single" else ["--refresh", o[len("refresh"):]]
             out = subprocess.run([args.bench, "--trace", args.work, "--solver", name, "--mu", repr(args.mu),
                                   "--limit", repr(args.fista_limit)] + flags, check=True, capture_output=True, text=True)
             r = json.loads(out.stdout)
@@ -87,7 +90,8 @@ def main():
     parser.add_argument("--reuse", action="store_true", help="reuse DIR/bench.jsonl from a previous run")
     parser.add_argument("--objective-only", action="store_true", help="only the time-to-objective race")
     parser.add_argument("--solvers", nargs="+", default=["gls-qn", "gls", "fista"],
-                        help="gls-qn, gls, gls-plain, fista; '+single' forms Sigma in single precision")
+                        help="gls-qn, gls, gls-plain, fista; '+single' forms Sigma in single precision, "
+                             "'+refreshN' rebuilds the preconditioner every N iterations")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--stagewise-only", action="store_true",
                         help="only stagewise and LIBLINEAR (test error versus time, the plot); no lbfgs, GLS, Table 1")

@@ -117,7 +117,8 @@ inline constexpr Eigen::Index gram_single_chunk = 1024;
 /// at a time, each chunk's AᵀA formed in float (`lower_gram`) and accumulated in double, so the
 /// rounding grows with the chunk's length, not with n (entries accurate to ~10⁻⁷ relative).
 template <class Derived, class Out>
-void lower_gram_single(const Eigen::MatrixBase<Derived>& A, Out& out) {
+void lower_gram_single(const Eigen::MatrixBase<Derived>& A, Out& out,
+                       const Eigen::Matrix<typename Derived::Scalar, Eigen::Dynamic, 1>* row_scale = nullptr) {
   const Eigen::Index n = A.rows();
   const Eigen::Index p = A.cols();
   Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> chunk(std::min(gram_single_chunk, n), p);
@@ -125,7 +126,10 @@ void lower_gram_single(const Eigen::MatrixBase<Derived>& A, Out& out) {
   out.template triangularView<Eigen::Lower>().setZero();
   for (Eigen::Index i = 0; i < n; i += gram_single_chunk) {
     const Eigen::Index b = std::min(gram_single_chunk, n - i);
-    chunk.topRows(b) = A.middleRows(i, b).template cast<float>();
+    if (row_scale != nullptr)
+      chunk.topRows(b) = (row_scale->segment(i, b).asDiagonal() * A.middleRows(i, b)).template cast<float>();
+    else
+      chunk.topRows(b) = A.middleRows(i, b).template cast<float>();
     lower_gram(chunk.topRows(b), part);
     out.template triangularView<Eigen::Lower>() += part.template cast<typename Out::Scalar>();
   }
@@ -137,14 +141,17 @@ void lower_gram_single(const Eigen::MatrixBase<Derived>& A, Out& out) {
 /// `single_precision` and X is double (`lower_gram_single`; for a preconditioner only); sparse
 /// X: the sparse product XᵀCX made dense.
 template <class Prob>
-SquareMatrix<typename Prob::scalar_type> second_moment(const Prob& problem, bool intercept,
-                                                       bool single_precision = false) {
+SquareMatrix<typename Prob::scalar_type> second_moment(
+    const Prob& problem, bool intercept, bool single_precision = false,
+    const Eigen::Matrix<typename Prob::scalar_type, Eigen::Dynamic, 1>* row_weights = nullptr) {
   using Scalar = typename Prob::scalar_type;
   const Eigen::Index n = problem.n_samples();
   const Eigen::Index d = problem.n_features();
   const Eigen::Index p = d + (intercept ? 1 : 0);
   const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
-  const auto c = costs(problem);
+  auto c = costs(problem);
+  if (row_weights != nullptr) c.array() *= row_weights->array();
+  const bool weighted = !problem.sample_weights.empty() || row_weights != nullptr;
   const auto& X = design(problem);
   SquareMatrix<Scalar> sigma(p, p);
   if constexpr (is_dense_problem_v<Prob>) {
@@ -155,8 +162,13 @@ SquareMatrix<typename Prob::scalar_type> second_moment(const Prob& problem, bool
       top.template triangularView<Eigen::Lower>() *= inv_n;
       top.template triangularView<Eigen::StrictlyUpper>() = top.transpose();
     };
-    if (problem.sample_weights.empty()) {
+    if (!weighted) {
       form(X);
+    } else if (single_precision && !std::is_same_v<Scalar, float>) {
+      const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> root = c.cwiseSqrt();
+      lower_gram_single(X, top, &root);
+      top.template triangularView<Eigen::Lower>() *= inv_n;
+      top.template triangularView<Eigen::StrictlyUpper>() = top.transpose();
     } else {
       const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> scaled = c.cwiseSqrt().asDiagonal() * X;
       form(scaled);
@@ -306,6 +318,7 @@ struct RunSettings {
   bool accelerated = false;
   bool verbose = false;
   int memory = 0;  ///< > 0: the quasi-Newton scheme (run_quasi_newton) with this many pairs
+  std::int64_t refresh = 0;  ///< quasi-Newton: rebuild the preconditioner every this many iterations (0: never)
 };
 
 /// What one run of Algorithm 1 returns.
@@ -447,10 +460,10 @@ RunOutcome run(const Loss& loss, const Prob& problem, const Preconditioner<Scala
 /// re-evaluates only the link on S + αX̃Δ. A pair with ⟨s, y⟩ ≤ 0 (rounding; F is convex) is
 /// skipped; if the direction is not a descent direction the memory is cleared and (6) taken.
 /// Stopping, reports and callbacks as `run`.
-template <class Loss, class Prob, class Scalar, class OnEpoch>
-RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, const Preconditioner<Scalar>& P, double mu,
+template <class Loss, class Prob, class Scalar, class OnEpoch, class Refresh>
+RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, Preconditioner<Scalar>& P, double mu,
                             const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
-                            const Stopwatch& clock, OnEpoch&& on_epoch) {
+                            const Stopwatch& clock, OnEpoch&& on_epoch, Refresh&& refresh) {
   const Eigen::Index n = problem.n_samples();
   const Eigen::Index d = problem.n_features();
   const Eigen::Index p = W.rows();
@@ -597,6 +610,18 @@ RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, const Precond
         stored = std::min(stored + 1, m);
       } else if (stored == m) {
         --stored;  // the slot held the oldest pair, now overwritten
+      }
+    }
+    if (settings.refresh > 0 && out.epochs % settings.refresh == 0) {
+      refresh(static_cast<const ClassMatrix<Scalar>&>(D), P);
+      solve(G, H);
+      for (std::size_t j = 0; j < stored; ++j) {
+        const std::size_t i = (newest + m - j) % m;
+        solve(y_hist[i], z_hist[i]);
+      }
+      if (stored > 0) {
+        const double yz = dot(y_hist[newest], z_hist[newest]);
+        if (yz > 0.0) gamma = 1.0 / (rho[newest] * yz);
       }
     }
     const EpochReport report{out.epochs, F, static_cast<double>(G.norm()) / scale, -1, clock.seconds()};
