@@ -20,7 +20,19 @@ struct ScdFamilyBase {
   static constexpr int layout = Eigen::ColMajor;
 };
 
-struct ScdFamily : ScdFamilyBase {
+/// What the two smooth variants share.
+struct ScdSmoothFamilyBase : ScdFamilyBase {
+  /// The tools sweep the active coordinates in a fresh random permutation per epoch (LIBLINEAR's
+  /// order) instead of the paper's i.i.d. draws: every coordinate is visited once per epoch, and on
+  /// sector scd-ls reaches LIBLINEAR -s 5's objective in about 20 % fewer epochs (docs/scd.md).
+  /// The library's default (SCDOptions::order) stays the paper's uniform rule.
+  template <class Options>
+  static void configure(Options& o, const FitSettings&) {
+    o.order = CoordinateOrder::permuted_cyclic;
+  }
+};
+
+struct ScdFamily : ScdSmoothFamilyBase {
   template <class Loss, class Penalty>
   using Solver = SCD<Loss, Penalty, Smooth>;
   using Losses = TypeList<OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>;
@@ -31,7 +43,7 @@ struct ScdFamily : ScdFamilyBase {
   static int auto_priority(const FitSettings&) { return 0; }
 };
 
-struct ScdLsFamily : ScdFamilyBase {
+struct ScdLsFamily : ScdSmoothFamilyBase {
   template <class Loss, class Penalty>
   using Solver = SCD<Loss, Penalty, Adaptive>;
   using Losses = TypeList<OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>;
