@@ -177,11 +177,12 @@ int drive(const std::string& mode, const std::vector<std::string>& args) {
     // LIBLINEAR's W in our class order (its classes are in the order of first appearance).
     const auto imported = io::load_liblinear_model<Scalar>(args[0]);
     ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(data->n_features(), data->n_classes());
+    std::vector<Eigen::Index> column(static_cast<std::size_t>(W.cols()));  // imported class → our class
+    for (Eigen::Index k = 0; k < W.cols(); ++k)
+      column[static_cast<std::size_t>(imported.class_of(data->encoder().labels()[static_cast<std::size_t>(k)]))] = k;
     for (std::size_t r = 0; r < imported.support().size(); ++r) {
       if (imported.support()[r] >= data->n_features()) continue;
-      for (Eigen::Index k = 0; k < W.cols(); ++k)
-        W(imported.support()[r], k) =
-            imported.rows()(static_cast<Eigen::Index>(r), imported.class_of(data->encoder().labels()[static_cast<std::size_t>(k)]));
+      for (auto [k, w] : imported.row(r)) W(imported.support()[r], column[static_cast<std::size_t>(k)]) = w;
     }
     ClassMatrix<Scalar> S;
     const double F_lib = objective(OvrSquaredHinge{}, penalty, problem, W, ClassVector<Scalar>(), S).total();

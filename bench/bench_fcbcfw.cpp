@@ -196,11 +196,10 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
     for (std::int64_t j = 0; j < m.n_features(); ++j) {
       const auto row = m.row_of_feature(j);
       if (row >= 0)
-        for (ClassIndex k = 0; k < m.n_classes(); ++k)
-          if (m.rows()(row, k) != 0) {
-            solution.weight_class.push_back(k);
-            solution.weight.push_back(m.rows()(row, k));
-          }
+        for (auto [k, w] : m.row(static_cast<std::size_t>(row))) {
+          solution.weight_class.push_back(k);
+          solution.weight.push_back(w);
+        }
       solution.weight_ptr[static_cast<std::size_t>(j) + 1] = static_cast<std::int64_t>(solution.weight.size());
     }
     solution.info = r.info;
@@ -239,13 +238,12 @@ int liblinear_objective(int argc, char** argv) {
   const CrammerSinger loss;
   std::vector<double> s(column.size());
   double total = 0;
-  const auto& W = model.rows();
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
     std::fill(s.begin(), s.end(), 0.0);
     for (auto [j, x] : X.outer(static_cast<std::int32_t>(i))) {
       const auto r = model.row_of_feature(j);
       if (r < 0) continue;
-      for (std::size_t k = 0; k < s.size(); ++k) s[k] += x * W(r, column[k]);
+      for (auto [k, w] : model.row(static_cast<std::size_t>(r))) s[static_cast<std::size_t>(k)] += x * w;
     }
     total += loss.value<double>(s, y[static_cast<std::size_t>(i)]);
   }

@@ -71,8 +71,7 @@ void BM_coordinate_visit(benchmark::State& state) {
   SCD<Loss, L1, Adaptive> solver({}, {.lambda = 1e-3}, {.tol = 1e-3});
   const auto fit = solver.fit(problem);
   ClassMatrix<double> W = ClassMatrix<double>::Zero(problem.n_features(), problem.n_classes());
-  for (std::size_t s = 0; s < fit.model.support().size(); ++s)
-    W.row(fit.model.support()[s]) = fit.model.rows().row(static_cast<Eigen::Index>(s));
+  fit.model.copy_to(W);
   std::size_t max_column = 0;
   for (Eigen::Index j = 0; j < problem.n_features(); ++j) max_column = std::max(max_column, problem.X.outer(j).size());
   detail::CoordinateKernel<Loss, double, std::int32_t> kernel(Loss{}, problem, max_column, false);
@@ -267,7 +266,7 @@ double liblinear_target(const std::string& name, const Dataset<double>& data, co
   ClassMatrix<double> dense = ClassMatrix<double>::Zero(data.n_features(), imported.n_classes());
   for (std::size_t s = 0; s < imported.support().size(); ++s)
     if (imported.support()[s] < data.n_features())
-      dense.row(imported.support()[s]) = imported.rows().row(static_cast<Eigen::Index>(s));
+      for (auto [k, w] : imported.row(s)) dense(imported.support()[s], k) = w;
   if (K == 2 && dense.col(0).isZero(0)) dense.col(0) = -dense.col(1);  // binary: the pair [w, −w]
   ClassMatrix<double> W(data.n_features(), K), S;
   for (Eigen::Index k = 0; k < K; ++k)

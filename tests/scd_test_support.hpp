@@ -155,8 +155,7 @@ template <class Loss, class Penalty, class Scalar, class Index>
 double summed_violation(const Loss&, const Penalty& penalty, const CscProblem<Scalar, Index>& problem,
                         const LinearModel<Scalar>& model, bool intercept) {
   ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(problem.n_features(), problem.n_classes());
-  for (std::size_t s = 0; s < model.support().size(); ++s)
-    W.row(model.support()[s]) = model.rows().row(static_cast<Eigen::Index>(s));
+  model.copy_to(W);
   ClassVector<Scalar> b = intercept ? model.intercept() : ClassVector<Scalar>();
   const auto [G, gb] = gradient_at<Loss>(problem, W, b);
   double sum = 0.0;

@@ -375,12 +375,12 @@ TEST_CASE("BlockCD reproduces a seeded solve bit for bit", "[bcd]") {
     const auto second = Solver({}, {.lambda = 1e-3}, a).fit(problem);
     const auto other = Solver({}, {.lambda = 1e-3}, b).fit(problem);
     CHECK(first.model.support() == second.model.support());
-    CHECK(first.model.rows() == second.model.rows());
+    CHECK(first.model.dense() == second.model.dense());
     CHECK(first.model.intercept() == second.model.intercept());
     CHECK(first.info.objective == second.info.objective);
     CHECK(first.info.epochs == second.info.epochs);
     CHECK(first.info.measure == second.info.measure);
-    CHECK(!(first.model.rows() == other.model.rows() && first.model.intercept() == other.model.intercept()));
+    CHECK(!(first.model.dense() == other.model.dense() && first.model.intercept() == other.model.intercept()));
   };
   check(TsengYun{});
   check(RichtarikTakac{});
@@ -460,7 +460,7 @@ TEST_CASE("BlockCD gives the same result with int32 and int64 indices", "[bcd]")
   const BlockCD<OvrSquaredHinge, L1, RichtarikTakac> solver({}, {.lambda = 1e-3}, {.tol = 1e-6, .seed = 3});
   const auto a = solver.fit(small.problem());
   const auto b = solver.fit(wide.problem());
-  CHECK(a.model.rows() == b.model.rows());
+  CHECK(a.model.dense() == b.model.dense());
   CHECK(a.info.objective == b.info.objective);
   CHECK(a.info.epochs == b.info.epochs);
 }
@@ -605,7 +605,7 @@ TEST_CASE("regularization_path: a warm-started grid from lambda_max", "[bcd][pat
   REQUIRE(path.models.size() == static_cast<std::size_t>(N));
   // λ_max: W = 0 (with the best intercept), to the tolerance: the row defining λ_max sits on
   // the boundary ‖G_j‖ = λ at the optimum, so the tiniest intercept error can leave it nonzero.
-  CHECK(path.models.front().rows().norm() <= 1e-5);
+  CHECK(path.models.front().weights().norm() <= 1e-5);
   for (std::size_t k = 0; k < path.points.size(); ++k) {
     const auto& p = path.points[k];
     CHECK(p.status == Status::converged);

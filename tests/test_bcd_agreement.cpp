@@ -185,7 +185,7 @@ double liblinear_objective(const std::string& model_file, const Dataset<double>&
   ClassMatrix<double> dense = ClassMatrix<double>::Zero(data.n_features(), imported.n_classes());
   for (std::size_t s = 0; s < imported.support().size(); ++s)
     if (imported.support()[s] < data.n_features())
-      dense.row(imported.support()[s]) = imported.rows().row(static_cast<Eigen::Index>(s));
+      for (auto [k, w] : imported.row(s)) dense(imported.support()[s], k) = w;
   ClassMatrix<double> W(data.n_features(), data.n_classes());
   for (Eigen::Index k = 0; k < W.cols(); ++k)
     W.col(k) = dense.col(imported.class_of(data.encoder().labels()[static_cast<std::size_t>(k)]));

@@ -537,7 +537,8 @@ TEST_CASE("fbpd: warm start at the solution starts there and converges; runs are
         0.1 * relative(cold_trace.epochs.front().objective, r.info.objective));
   CHECK(relative(warm.info.objective, r.info.objective) <= 1e-5);
   // A warm start with other labels keeps them.
-  LinearModel<double> relabelled(r.model.n_features(), r.model.support(), r.model.rows(), {}, {10, 20, 30});
+  LinearModel<double> relabelled = r.model;
+  relabelled.set_labels({10, 20, 30});
   CHECK(solver.fit(problem, relabelled).model.labels() == std::vector<Label>{10, 20, 30});
   CHECK_THROWS_AS(solver.fit(problem, LinearModel<double>(ClassMatrix<double>::Zero(5, 3), {}, {0, 1, 2})), std::invalid_argument);
 }

@@ -454,7 +454,7 @@ TEMPLATE_TEST_CASE("Stagewise: monotone training loss, save/load reproduces pred
   const auto one = Stagewise(LeastSquares{}, NoPenalty{.mu = 1e-3}, all).fit(data.csr());
   const auto ridge = GLS(LeastSquares{}, NoPenalty{.mu = 1e-3}).fit(data.csr());
   // Stagewise reports the loss part; GLS reports (1), the ridge term included.
-  const double ridge_term = 0.5e-3 * static_cast<double>(one.model.stages()[0].linear.rows().squaredNorm());
+  const double ridge_term = 0.5e-3 * static_cast<double>(one.model.stages()[0].linear.weights().squaredNorm());
   CHECK(rel(one.info.objective + ridge_term, ridge.info.objective) <= (std::is_same_v<Scalar, float> ? 1e-4 : 1e-10));
   CHECK((one.model.stages()[0].linear.dense() - ridge.model.dense()).norm() <=
         (std::is_same_v<Scalar, float> ? 1e-3 : 1e-9) * ridge.model.dense().norm());

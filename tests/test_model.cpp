@@ -35,6 +35,13 @@ using RowMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::R
 template <class Scalar>
 using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
+// The lines of a text file, each ended by LF.
+std::string join(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& l : lines) text += l + '\n';
+  return text;
+}
+
 // CSR matrix from dense rows (entries equal to 0 are not stored).
 template <class Scalar, class Index = std::int32_t>
 CsrMatrix<Scalar, Index> csr_from(const RowMatrix<Scalar>& dense) {
@@ -78,9 +85,12 @@ void require_identical(const LinearModel<Scalar>& a, const LinearModel<Scalar>& 
   REQUIRE(a.n_features() == b.n_features());
   REQUIRE(a.labels() == b.labels());
   REQUIRE(a.support() == b.support());
-  REQUIRE(a.rows().rows() == b.rows().rows());
-  REQUIRE(a.rows().cols() == b.rows().cols());
-  REQUIRE(same_bits(a.rows().data(), b.rows().data(), a.rows().size()));
+  REQUIRE(a.n_classes() == b.n_classes());
+  REQUIRE(a.nnz() == b.nnz());
+  for (std::size_t r = 0; r < a.support().size(); ++r) {
+    REQUIRE(std::ranges::equal(a.row(r).indices, b.row(r).indices));
+    REQUIRE(same_bits(a.row(r).values.data(), b.row(r).values.data(), static_cast<Eigen::Index>(a.row(r).size())));
+  }
   REQUIRE(a.has_intercept() == b.has_intercept());
   REQUIRE(a.intercept().size() == b.intercept().size());
   REQUIRE(same_bits(a.intercept().data(), b.intercept().data(), a.intercept().size()));
@@ -499,7 +509,7 @@ TEMPLATE_TEST_CASE("native format: save → load is bit exact", "[model][io]", f
     const auto f = random_model<float>(40, 3, 0.5, true, true, 99);
     const auto d = io::parse_model<double>(io::format_model(f), "float-file");
     REQUIRE(d.support() == f.support());
-    REQUIRE(d.rows() == f.rows().template cast<double>());
+    REQUIRE(d.dense() == f.dense().template cast<double>());
     REQUIRE(d.intercept() == f.intercept().template cast<double>());
   }
 }
@@ -526,11 +536,6 @@ TEST_CASE("native format: every malformed file is a ParseError at file:line:colu
       "sparsemc-model 1", "scalar double", "n_features 5", "n_classes 3", "labels 1 2 3",
       "intercept 0.5 0 -1", "bias -1", "loss logistic", "penalty l1", "solver fista",
       "lambda 0.01", "mu 0", "status converged", "rows 2", "0 1 2 3", "3 -1 0 0.25"};
-  const auto join = [](const std::vector<std::string>& lines) {
-    std::string text;
-    for (const auto& l : lines) text += l + '\n';
-    return text;
-  };
   REQUIRE_NOTHROW(io::parse_model<double>(join(good), "m"));
 
   struct Case {
@@ -541,7 +546,7 @@ TEST_CASE("native format: every malformed file is a ParseError at file:line:colu
   };
   const std::vector<Case> cases{
       {1, "sparsemc-modle 1", 1, 1, "expected 'sparsemc-model'"},
-      {1, "sparsemc-model 2", 1, 16, "unsupported format version 2"},
+      {1, "sparsemc-model 3", 1, 16, "unsupported format version 3"},
       {1, "sparsemc-model one", 1, 16, "expected a format version"},
       {2, "scalar half", 2, 8, "expected 'float' or 'double'"},
       {3, "n_classes 3", 3, 1, "expected 'n_features', got 'n_classes'"},
@@ -623,6 +628,179 @@ TEST_CASE("native format: every malformed file is a ParseError at file:line:colu
     FAIL("no error");
   } catch (const io::ParseError& e) {
     REQUIRE_THAT(std::string(e.what()), Catch::StartsWith(path + ":16:8: "));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sparse rows: storage, scoring, format version 2
+// ---------------------------------------------------------------------------------------------
+
+// A model over d features and K classes whose stored rows keep `per_row` random classes each
+// (awkward values), built from its sparse parts; rows of `density` of the features.
+template <class Scalar>
+LinearModel<Scalar> random_sparse_model(std::int64_t d, ClassIndex K, double density, ClassIndex per_row, bool intercept,
+                                        std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::int64_t> support, row_start{0};
+  std::vector<ClassIndex> classes;
+  std::vector<Scalar> weights;
+  std::vector<ClassIndex> row;
+  for (std::int64_t j = 0; j < d; ++j) {
+    if (uniform_real(rng) >= density) continue;
+    row.clear();
+    while (static_cast<ClassIndex>(row.size()) < per_row) {
+      const auto k = static_cast<ClassIndex>(uniform_index(rng, static_cast<std::size_t>(K)));
+      if (std::find(row.begin(), row.end(), k) == row.end()) row.push_back(k);
+    }
+    std::sort(row.begin(), row.end());
+    for (ClassIndex k : row) {
+      classes.push_back(k);
+      Scalar w = awkward_value<Scalar>(rng);
+      weights.push_back(w == Scalar(0) ? Scalar(0.5) : w);
+    }
+    support.push_back(j);
+    row_start.push_back(static_cast<std::int64_t>(classes.size()));
+  }
+  Vector<Scalar> b;
+  if (intercept) b = Vector<Scalar>::LinSpaced(K, Scalar(-1), Scalar(1));
+  std::vector<Label> labels(static_cast<std::size_t>(K));
+  for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = 3 * static_cast<Label>(k) - 7;
+  return LinearModel<Scalar>(d, std::move(support), std::move(row_start), std::move(classes), std::move(weights),
+                             std::move(b), std::move(labels));
+}
+
+TEMPLATE_TEST_CASE("a model stores only its nonzero entries and scores like its dense W", "[model]", float, double) {
+  using Scalar = TestType;
+  // From a dense W: zero entries and zero rows are not stored; row(r) lists the rest in order.
+  RowMatrix<Scalar> W(4, 5);
+  W << 0, 1.5, 0, 0, -2,  //
+      0, 0, 0, 0, 0,      //
+      0.25, 0, 0, 0, 0,   //
+      0, 0, -0.0, 3, 0;
+  const LinearModel<Scalar> model(W, Vector<Scalar>(), {0, 1, 2, 3, 4});
+  REQUIRE(model.support() == std::vector<std::int64_t>{0, 2, 3});
+  REQUIRE(model.nnz() == 4);
+  REQUIRE(model.nnz_rows() == 3);
+  REQUIRE(std::ranges::equal(model.row(0).indices, std::vector<ClassIndex>{1, 4}));
+  REQUIRE(std::ranges::equal(model.row(0).values, std::vector<Scalar>{1.5, -2}));
+  REQUIRE(std::ranges::equal(model.row(2).indices, std::vector<ClassIndex>{3}));
+  REQUIRE(model.dense() == W);
+  REQUIRE(model.weights().squaredNorm() == W.squaredNorm());
+  RowMatrix<Scalar> into = RowMatrix<Scalar>::Constant(4, 5, Scalar(9));
+  model.copy_to(into);  // writes the stored entries only
+  REQUIRE(into(0, 1) == Scalar(1.5));
+  REQUIRE(into(0, 0) == Scalar(9));
+
+  // From sparse parts: zeros and the rows they empty are dropped; bad parts are refused.
+  const LinearModel<Scalar> parts(6, {1, 4, 5}, {0, 2, 3, 4}, {0, 3, 2, 1}, {Scalar(1), Scalar(-1), Scalar(0), Scalar(2)},
+                                  Vector<Scalar>(), {0, 1, 2, 3});
+  REQUIRE(parts.support() == std::vector<std::int64_t>{1, 5});
+  REQUIRE(parts.nnz() == 3);
+  REQUIRE(parts.dense()(5, 1) == Scalar(2));
+  const auto bad = [](std::vector<std::int64_t> support, std::vector<std::int64_t> start, std::vector<ClassIndex> cls) {
+    std::vector<Scalar> w(cls.size(), Scalar(1));
+    return LinearModel<Scalar>(6, std::move(support), std::move(start), std::move(cls), std::move(w), Vector<Scalar>(),
+                               {0, 1, 2, 3});
+  };
+  REQUIRE_THROWS_AS(bad({1}, {0, 2}, {2, 1}), std::invalid_argument);      // classes not increasing
+  REQUIRE_THROWS_AS(bad({1}, {0, 1}, {4}), std::invalid_argument);         // class ≥ K
+  REQUIRE_THROWS_AS(bad({1}, {0, 2}, {0}), std::invalid_argument);         // row_start past the entries
+  REQUIRE_THROWS_AS(bad({3, 1}, {0, 1, 2}, {0, 0}), std::invalid_argument);  // support not increasing
+  REQUIRE_THROWS_AS(bad({1}, {0}, {}), std::invalid_argument);             // row_start too short
+
+  // Scores: every path equals the dense product summed in the same order (features
+  // increasing, then the intercept), bit for bit.
+  const auto sparse = random_sparse_model<Scalar>(60, 40, 0.5, 3, true, 5);
+  const RowMatrix<Scalar> Wd = sparse.dense();
+  Rng rng(6);
+  RowMatrix<Scalar> Xd = RowMatrix<Scalar>::Zero(25, 60);
+  for (Eigen::Index i = 0; i < Xd.rows(); ++i)
+    for (Eigen::Index j = 0; j < Xd.cols(); ++j)
+      if (uniform_real(rng) < 0.2) Xd(i, j) = static_cast<Scalar>(uniform_real(rng) - 0.5);
+  RowMatrix<Scalar> expected = RowMatrix<Scalar>::Zero(Xd.rows(), 40);
+  for (Eigen::Index i = 0; i < Xd.rows(); ++i) {
+    for (Eigen::Index j = 0; j < Xd.cols(); ++j)
+      if (Xd(i, j) != Scalar(0))
+        for (Eigen::Index k = 0; k < 40; ++k)
+          if (Wd(j, k) != Scalar(0)) expected(i, k) += Xd(i, j) * Wd(j, k);
+    expected.row(i) += sparse.intercept().transpose();
+  }
+  const auto Xs = csr_from(Xd);
+  REQUIRE(sparse.decision_function(CsrView<Scalar>(Xs)) == expected);
+  const auto Xc = to_csc(CsrView<Scalar>(Xs));
+  REQUIRE(sparse.decision_function(CscView<Scalar>(Xc)) == expected);
+  REQUIRE(sparse.decision_function(Xd) == expected);
+}
+
+TEMPLATE_TEST_CASE("native format version 2: sparse rows save → load bit exactly and stay small", "[model][io]", float,
+                   double) {
+  using Scalar = TestType;
+  SECTION("sparse rows with intercept and bias feature") {
+    auto model = random_sparse_model<Scalar>(300, 50, 0.4, 4, true, 21);
+    model.provenance().bias = 1;
+    model.provenance().solver = "fcbcfw";
+    const std::string text = io::format_model(model);
+    REQUIRE(text.rfind("sparsemc-model 2\n", 0) == 0);
+    const auto back = io::parse_model<Scalar>(text, "v2");
+    require_identical(model, back);
+    REQUIRE(io::format_model(back) == text);
+  }
+  SECTION("K = 100000 with 3 classes per row: memory and file follow nnz, not |support|·K") {
+    const auto model = random_sparse_model<Scalar>(2000, 100000, 0.5, 3, false, 22);
+    REQUIRE(model.nnz() == 3 * model.nnz_rows());
+    const std::string text = io::format_model(model);
+    REQUIRE(text.size() < static_cast<std::size_t>(64 * model.nnz() + 16 * model.n_classes() + 4096));  // labels: O(K)
+    require_identical(model, io::parse_model<Scalar>(text, "wide"));
+    std::vector<Scalar> s(100000);
+    const std::vector<std::int32_t> idx{static_cast<std::int32_t>(model.support()[0])};
+    const std::vector<Scalar> val{Scalar(2)};
+    model.decision_function(SparseSlice<Scalar, std::int32_t>{idx, val}, std::span<Scalar>(s));
+    for (auto [k, w] : model.row(0)) REQUIRE(s[static_cast<std::size_t>(k)] == Scalar(2) * w);
+  }
+  SECTION("dense-enough rows are written as version 1") {
+    const auto model = random_model<Scalar>(30, 4, 1.0, true, true, 23);
+    REQUIRE(io::format_model(model).rfind("sparsemc-model 1\n", 0) == 0);
+  }
+}
+
+TEST_CASE("native format version 2: malformed sparse rows are ParseErrors at file:line:column", "[model][io]") {
+  const std::vector<std::string> good{
+      "sparsemc-model 2", "scalar double", "n_features 5", "n_classes 3", "labels 1 2 3",
+      "intercept none", "bias -1", "loss crammer-singer", "penalty l1", "solver fcbcfw",
+      "lambda 0.01", "mu 0.001", "status converged", "rows 2", "0 1:2", "3 0:-1 2:0.25"};
+  const auto model = io::parse_model<double>(join(good), "good");
+  REQUIRE(model.nnz() == 3);
+  REQUIRE(model.dense()(3, 2) == 0.25);
+  struct Case {
+    std::string replacement;
+    std::int64_t column;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"3 0:-1 2", 8, "expected class:weight, got '2'"},
+      {"3 0:-1 3:1", 8, "class index 3 is outside [0, 3)"},
+      {"3 0:-1 -1:1", 8, "class index -1 is outside"},
+      {"3 2:-1 0:1", 8, "class index 0 does not increase"},
+      {"3 1:-1 1:1", 8, "class index 1 does not increase"},
+      {"3 0:-1 2:", 10, "expected a weight after ':'"},
+      {"3 0:-1 :2", 8, "expected a class index before ':'"},
+      {"3 0:-1 2:nan", 10, "not finite"},
+      {"3 0:-1 x:2", 8, "expected a class index, got 'x'"},
+      {"3", 2, "expected at least one class:weight entry"},
+  };
+  for (const auto& c : cases) {
+    auto lines = good;
+    lines.back() = c.replacement;
+    INFO("row line = '" << c.replacement << "'");
+    try {
+      (void)io::parse_model<double>(join(lines), "bad.model");
+      FAIL("no error");
+    } catch (const io::ParseError& e) {
+      INFO(e.what());
+      REQUIRE(e.line() == 16);
+      REQUIRE(e.column() == c.column);
+      REQUIRE_THAT(e.message(), Catch::Contains(c.message));
+    }
   }
 }
 

@@ -195,7 +195,7 @@ TEST_CASE("scd: callbacks see every epoch, can stop the solve, and get the curre
     void begin() { ++begins; }
     bool end_epoch(const EpochReport& r, const LinearModel<double>& m) {
       reports.push_back(r);
-      symmetric = symmetric && m.rows().col(0) == -m.rows().col(1);
+      symmetric = symmetric && m.dense().col(0) == -m.dense().col(1);
       return r.epoch == 3;
     }
     void end(const SolverInfo&) { ++ends; }
@@ -231,7 +231,7 @@ TEMPLATE_TEST_CASE("scd: a seed reproduces the result bit for bit", "[scd][repro
   RandomProblem<Scalar> rp(50, 12, 3, 0.4, 21, true);
   const auto problem = rp.problem();
   auto same = [](const Result<Scalar>& a, const Result<Scalar>& b) {
-    return a.model.support() == b.model.support() && a.model.rows() == b.model.rows() && a.info.epochs == b.info.epochs &&
+    return a.model.support() == b.model.support() && a.model.dense() == b.model.dense() && a.info.epochs == b.info.epochs &&
            a.info.objective == b.info.objective;
   };
   for (const auto order : {CoordinateOrder::uniform, CoordinateOrder::permuted_cyclic}) {

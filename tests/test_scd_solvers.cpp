@@ -52,8 +52,7 @@ TEST_CASE("scd / scd-ls: OvrSquaredHinge + L1 on dna agrees with fista and bcd-l
   // KKT by objective.hpp (its row measure: Euclidean per row, summed in quadrature) at both.
   for (const auto* r : {&s1, &s2}) {
     ClassMatrix<double> W = ClassMatrix<double>::Zero(data.n_features(), data.n_classes());
-    for (std::size_t s = 0; s < r->model.support().size(); ++s)
-      W.row(r->model.support()[s]) = r->model.rows().row(static_cast<Eigen::Index>(s));
+    r->model.copy_to(W);
     const auto kkt = optimality_violation(OvrSquaredHinge{}, penalty, csc, W, ClassVector<double>(), false);
     const auto kkt0 = optimality_violation(OvrSquaredHinge{}, penalty, csc, ClassMatrix<double>::Zero(W.rows(), W.cols()),
                                            ClassVector<double>(), false);
@@ -82,7 +81,7 @@ double liblinear_objective(const std::string& model_file, const Dataset<double>&
   ClassMatrix<double> dense = ClassMatrix<double>::Zero(data.n_features(), imported.n_classes());
   for (std::size_t s = 0; s < imported.support().size(); ++s)
     if (imported.support()[s] < data.n_features())
-      dense.row(imported.support()[s]) = imported.rows().row(static_cast<Eigen::Index>(s));
+      for (auto [k, w] : imported.row(s)) dense(imported.support()[s], k) = w;
   if (K == 2 && dense.col(0).isZero(0)) dense.col(0) = -dense.col(1);  // import gives columns (0, w)
   ClassMatrix<double> W(data.n_features(), K);
   for (Eigen::Index k = 0; k < K; ++k)
@@ -151,7 +150,7 @@ TEMPLATE_TEST_CASE("scd: the binary mirror reduction is exact (K = 2, one-vs-res
     CHECK(mirrored.info.status == Status::converged);
     CHECK(full.info.status == Status::converged);
     CHECK(rel(mirrored.info.objective, full.info.objective) <= (std::is_same_v<Scalar, float> ? 1e-5 : 1e-9));
-    CHECK(mirrored.model.rows().col(0) == -mirrored.model.rows().col(1));
+    CHECK(mirrored.model.dense().col(0) == -mirrored.model.dense().col(1));
     if (intercept) CHECK(mirrored.model.intercept()[0] == -mirrored.model.intercept()[1]);
     CHECK(rel(mirrored.info.objective, fista_optimum<OvrSquaredHinge>(rp, penalty, intercept)) <=
           (std::is_same_v<Scalar, float> ? 1e-4 : 1e-8));

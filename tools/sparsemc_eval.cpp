@@ -38,16 +38,30 @@ LinearModel<double> with_sorted_labels(const LinearModel<double>& model) {
   bool sorted = true;
   for (std::size_t k = 0; k < order.size(); ++k) sorted = sorted && order[k] == k;
   if (sorted) return model;
-  using RowMatrix = LinearModel<double>::RowMatrix;
-  RowMatrix rows(model.rows().rows(), model.rows().cols());
+  std::vector<ClassIndex> new_class(order.size());  // old class → its place in label order
+  for (std::size_t k = 0; k < order.size(); ++k) new_class[order[k]] = static_cast<ClassIndex>(k);
   LinearModel<double>::Vector b(model.intercept().size());
   std::vector<Label> sorted_labels(labels.size());
   for (std::size_t k = 0; k < order.size(); ++k) {
-    rows.col(static_cast<Eigen::Index>(k)) = model.rows().col(static_cast<Eigen::Index>(order[k]));
     if (b.size() > 0) b[static_cast<Eigen::Index>(k)] = model.intercept()[static_cast<Eigen::Index>(order[k])];
     sorted_labels[k] = labels[order[k]];
   }
-  LinearModel<double> out(model.n_features(), model.support(), std::move(rows), std::move(b), std::move(sorted_labels));
+  std::vector<std::int64_t> row_start{0};
+  std::vector<ClassIndex> classes;
+  std::vector<double> weights;
+  std::vector<std::pair<ClassIndex, double>> row;
+  for (std::size_t r = 0; r < model.support().size(); ++r) {
+    row.clear();
+    for (auto [k, w] : model.row(r)) row.emplace_back(new_class[static_cast<std::size_t>(k)], w);
+    std::sort(row.begin(), row.end());
+    for (const auto& [k, w] : row) {
+      classes.push_back(k);
+      weights.push_back(w);
+    }
+    row_start.push_back(static_cast<std::int64_t>(classes.size()));
+  }
+  LinearModel<double> out(model.n_features(), model.support(), std::move(row_start), std::move(classes), std::move(weights),
+                          std::move(b), std::move(sorted_labels));
   out.provenance() = model.provenance();
   return out;
 }

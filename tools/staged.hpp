@@ -105,7 +105,7 @@ ObjectiveValue staged_objective(const StagedModel<Scalar>& model, const Dataset<
   value.loss = sparsemc::detail::gls::link_residual(Loss{}, problem, S, D);
   value.penalty = 0.0;
   if (model.stages().size() == 1 && model.stages()[0].calibration.size() == 0)
-    value.penalty = 0.5 * mu * static_cast<double>(model.stages()[0].linear.rows().squaredNorm());
+    value.penalty = 0.5 * mu * static_cast<double>(model.stages()[0].linear.weights().squaredNorm());
   return value;
 }
 

@@ -303,8 +303,8 @@ void apply_common(Options& o, const FitSettings& s) {
 /// The same model with class k labelled `labels[k]` (solvers return class indices 0..K−1 as labels).
 template <class Scalar>
 LinearModel<Scalar> relabel(const LinearModel<Scalar>& model, const std::vector<Label>& labels) {
-  LinearModel<Scalar> out(model.n_features(), model.support(), model.rows(), model.intercept(), labels);
-  out.provenance() = model.provenance();
+  LinearModel<Scalar> out = model;
+  out.set_labels(labels);
   return out;
 }
 

@@ -127,9 +127,10 @@ template <RealScalar Scalar>
   // Row j of the file (j < n_data: data feature; j == n_data: bias row), as nr_w doubles.
   std::vector<double> values(static_cast<std::size_t>(K));
   const auto model_row = [&](std::int64_t j) {
+    std::fill(values.begin(), values.end(), 0.0);
     const std::int64_t r = model.row_of_feature(j);
-    for (ClassIndex k = 0; k < K; ++k)
-      values[static_cast<std::size_t>(k)] = r >= 0 ? static_cast<double>(model.rows()(static_cast<Eigen::Index>(r), k)) : 0.0;
+    if (r >= 0)
+      for (auto [k, w] : model.row(static_cast<std::size_t>(r))) values[static_cast<std::size_t>(k)] = static_cast<double>(w);
   };
 
   std::string out;

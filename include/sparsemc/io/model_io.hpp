@@ -31,6 +31,11 @@
 ///   may be `nan` when unknown (e.g. a model imported from LIBLINEAR).
 /// - `rows R` is followed by R lines `feature_index v_1 … v_K`: 0-based feature indices,
 ///   strictly increasing, below n_features; K finite values each.
+/// - Version 2 is the same file with sparse rows: `sparsemc-model 2` on line 1, and each of the
+///   R lines is `feature_index k:v …` with 0-based class indices k strictly increasing below K
+///   and finite v (at least one entry). `save_model` writes version 2 when under half of the
+///   stored rows' |support|·K values are nonzero (extreme classification: a row keeps a few of
+///   K = 16000 classes), else version 1; both read back to the same model.
 /// - Loading a `float` file into a double model is exact; loading a `double` file into a
 ///   float model rounds each value once, to nearest.
 ///
@@ -64,8 +69,8 @@
 
 namespace sparsemc::io {
 
-/// The native format version this sparsemc writes and reads.
-inline constexpr int native_model_format_version = 1;
+/// The native format versions this sparsemc writes and reads: 1 (dense rows) and 2 (sparse rows).
+inline constexpr int native_model_format_version = 2;
 
 namespace detail {
 
@@ -78,9 +83,36 @@ inline void check_provenance_string(std::string_view key, const std::string& val
 }
 
 template <class Scalar>
-void require_finite_values(const char* what, const Scalar* values, Eigen::Index count) {
+void require_finite_values(const char* what, const Scalar* values, std::int64_t count) {
   for (Eigen::Index i = 0; i < count; ++i)
     if (!std::isfinite(values[i])) throw std::invalid_argument(std::string("save_model: the model has a non-finite ") + what);
+}
+
+/// The rest of a version-2 row line, `k:v …` (classes strictly increasing in [0, K), finite
+/// values, at least one entry), appended to `classes` / `weights`.
+template <class Scalar>
+void read_sparse_row(TextCursor& in, ClassIndex K, bool file_is_float, std::vector<ClassIndex>& classes,
+                     std::vector<Scalar>& weights) {
+  const std::size_t first = classes.size();
+  Token t = in.token();
+  for (; !t.empty(); t = in.token()) {
+    const auto colon = t.text.find(':');
+    if (colon == std::string_view::npos)
+      in.fail(t.column, "expected class:weight, got " + TextCursor::quote(t.text));
+    const Token k_token{t.text.substr(0, colon), t.column};
+    const Token v_token{t.text.substr(colon + 1), t.column + static_cast<std::int64_t>(colon) + 1};
+    if (k_token.empty()) in.fail(t.column, "expected a class index before ':'");
+    if (v_token.empty()) in.fail(v_token.column, "expected a weight after ':'");
+    const auto k = in.parse<ClassIndex>(k_token, "a class index");
+    if (k < 0 || k >= K) in.fail(t.column, "class index " + std::to_string(k) + " is outside [0, " + std::to_string(K) + ")");
+    if (classes.size() > first && k <= classes.back())
+      in.fail(t.column, "class index " + std::to_string(k) + " does not increase (previous: " +
+                            std::to_string(classes.back()) + ")");
+    classes.push_back(k);
+    weights.push_back(file_is_float ? static_cast<Scalar>(in.parse<float>(v_token, "weight"))
+                                    : in.parse<Scalar>(v_token, "weight"));
+  }
+  if (classes.size() == first) in.fail(t.column, "expected at least one class:weight entry");
 }
 
 }  // namespace detail
@@ -91,16 +123,19 @@ template <RealScalar Scalar>
   const ClassIndex K = model.n_classes();
   const auto& prov = model.provenance();
   if (K < 1) throw std::invalid_argument("save_model: the model has no classes");
-  detail::require_finite_values("weight", model.rows().data(), model.rows().size());
+  detail::require_finite_values("weight", model.weights().data(), model.nnz());
   detail::require_finite_values("intercept", model.intercept().data(), model.intercept().size());
   if (!std::isfinite(prov.bias)) throw std::invalid_argument("save_model: provenance bias is not finite");
   for (auto [key, value] : {std::pair<std::string_view, const std::string*>{"loss", &prov.loss},
                             {"penalty", &prov.penalty}, {"solver", &prov.solver}, {"status", &prov.status}})
     detail::check_provenance_string(key, *value);
 
+  // Sparse rows (version 2) when under half of the stored rows' values are nonzero.
+  const bool sparse_rows = 2 * model.nnz() < model.nnz_rows() * K;
+  const std::int64_t numbers = sparse_rows ? 2 * model.nnz() : model.nnz_rows() * K;
   // One pass into a string (≤ 24 characters per number), written out at once by the callers.
   std::string out;
-  out.reserve(static_cast<std::size_t>(256 + 24 * (model.rows().size() + model.nnz_rows())));
+  out.reserve(static_cast<std::size_t>(256 + 24 * (numbers + model.nnz_rows())));
   const auto line = [&out](std::string_view key) {
     out += key;
     out += ' ';
@@ -111,7 +146,7 @@ template <RealScalar Scalar>
     out += '\n';
   };
   line("sparsemc-model");
-  detail::append_number(out, native_model_format_version);
+  detail::append_number(out, sparse_rows ? 2 : 1);
   out += "\nscalar ";
   out += std::is_same_v<Scalar, float> ? "float" : "double";
   out += '\n';
@@ -145,10 +180,21 @@ template <RealScalar Scalar>
   line("rows");
   detail::append_number(out, model.nnz_rows());
   out += '\n';
-  const auto& rows = model.rows();
+  std::vector<Scalar> dense_row(sparse_rows ? 0 : static_cast<std::size_t>(K), Scalar(0));
   for (std::size_t r = 0; r < model.support().size(); ++r) {
     detail::append_number(out, model.support()[r]);
-    for (Eigen::Index k = 0; k < K; ++k) detail::append_number(out += ' ', rows(static_cast<Eigen::Index>(r), k));
+    if (sparse_rows) {
+      for (auto [k, w] : model.row(r)) {
+        detail::append_number(out += ' ', k);
+        detail::append_number(out += ':', w);
+      }
+    } else {
+      for (auto [k, w] : model.row(r)) dense_row[static_cast<std::size_t>(k)] = w;
+      for (Scalar& w : dense_row) {
+        detail::append_number(out += ' ', w);
+        w = Scalar(0);
+      }
+    }
     out += '\n';
   }
   return out;
@@ -171,20 +217,21 @@ void save_model(const LinearModel<Scalar>& model, const std::filesystem::path& p
 /// Reads a native-format model from text; `source` names it in error messages.
 template <RealScalar Scalar = double>
 [[nodiscard]] LinearModel<Scalar> parse_model(std::string_view text, std::string source) {
-  using RowMatrix = typename LinearModel<Scalar>::RowMatrix;
   using Vector = typename LinearModel<Scalar>::Vector;
   detail::TextCursor in(text, std::move(source));
 
-  // Line 1: magic word and version. A future version 2 file is refused here rather than
-  // misread further down.
-  in.require_line("the header 'sparsemc-model 1'");
+  // Line 1: magic word and version (1: dense rows, 2: sparse rows). A future version is
+  // refused here rather than misread further down.
+  in.require_line("the header 'sparsemc-model 1' or 'sparsemc-model 2'");
   in.expect_keyword("sparsemc-model");
+  bool sparse_rows = false;
   {
     const detail::Token t = in.expect_token("the format version");
     const auto version = in.parse<int>(t, "a format version");
-    if (version != native_model_format_version)
-      in.fail(t.column, "unsupported format version " + std::to_string(version) + " (this sparsemc reads version " +
+    if (version != 1 && version != 2)
+      in.fail(t.column, "unsupported format version " + std::to_string(version) + " (this sparsemc reads versions 1 and " +
                             std::to_string(native_model_format_version) + ")");
+    sparse_rows = version == 2;
     in.expect_end_of_line("the format version");
   }
 
@@ -280,10 +327,16 @@ template <RealScalar Scalar = double>
     in.fail(rows_token.column, "the number of rows must be in [0, n_features = " + std::to_string(n_features) + "]");
   in.expect_end_of_line("the number of rows");
 
-  // The stored rows: `index v_1 … v_K`, indices strictly increasing (LinearModel's support
-  // invariant, checked here so that the error has a position).
+  // The stored rows: `index v_1 … v_K` (version 1) or `index k:v …` (version 2), indices
+  // strictly increasing (LinearModel's invariants, checked here so that errors have a position).
   std::vector<std::int64_t> support(static_cast<std::size_t>(n_rows));
-  RowMatrix rows(n_rows, K);
+  std::vector<std::int64_t> row_start{0};
+  std::vector<ClassIndex> classes;
+  std::vector<Scalar> weights;
+  if (!sparse_rows) {
+    classes.resize(static_cast<std::size_t>(n_rows * K));
+    weights.resize(classes.size());
+  }
   for (std::int64_t r = 0; r < n_rows; ++r) {
     if (!in.next_line())
       in.fail_at_end("unexpected end of file after " + std::to_string(r) + " of " + std::to_string(n_rows) + " rows");
@@ -295,16 +348,25 @@ template <RealScalar Scalar = double>
       in.fail(t.column, "feature index " + std::to_string(j) + " does not increase (previous row: " +
                             std::to_string(support[static_cast<std::size_t>(r - 1)]) + ")");
     support[static_cast<std::size_t>(r)] = j;
-    for (ClassIndex k = 0; k < K; ++k)
-      rows(static_cast<Eigen::Index>(r), k) = value("weight", k, K);
-    if (!in.at_end_of_line())
-      in.fail(in.peek().column, "expected " + std::to_string(K) + " weights, the line has more");
+    if (sparse_rows) {
+      read_sparse_row(in, K, file_is_float, classes, weights);
+    } else {
+      for (ClassIndex k = 0; k < K; ++k) {
+        const auto p = static_cast<std::size_t>(r * K + k);
+        classes[p] = k;
+        weights[p] = value("weight", k, K);
+      }
+      if (!in.at_end_of_line())
+        in.fail(in.peek().column, "expected " + std::to_string(K) + " weights, the line has more");
+    }
+    row_start.push_back(sparse_rows ? static_cast<std::int64_t>(classes.size()) : (r + 1) * K);
   }
   // Only blank lines may follow: a longer row list than announced is an error, not ignored.
   while (in.next_line())
     if (!in.at_end_of_line()) in.fail(in.token().column, "unexpected content after the last of the " + std::to_string(n_rows) + " rows");
 
-  LinearModel<Scalar> model(n_features, std::move(support), std::move(rows), std::move(intercept), std::move(labels));
+  LinearModel<Scalar> model(n_features, std::move(support), std::move(row_start), std::move(classes), std::move(weights),
+                            std::move(intercept), std::move(labels));
   model.provenance() = std::move(prov);
   return model;
 }

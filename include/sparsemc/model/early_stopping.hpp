@@ -60,14 +60,14 @@ class HeldoutEarlyStop {
   [[nodiscard]] double held_out_score(const LinearModel<Scalar>& model) const {
     const auto K = static_cast<Eigen::Index>(model.n_classes());
     Eigen::Matrix<double, 1, Eigen::Dynamic> z(K);
-    const auto& W = model.rows();
     std::int64_t hits = 0;
     for (Index i = 0; i < X_.rows(); ++i) {
-      if (model.has_intercept()) z = model.intercept().transpose().template cast<double>();
-      else z.setZero();
+      z.setZero();
+      if (model.has_intercept()) z += model.intercept().transpose().template cast<double>();
       for (auto [j, x] : X_.outer(i)) {
         const std::int64_t r = model.row_of_feature(static_cast<std::int64_t>(j));
-        if (r >= 0) z += static_cast<double>(x) * W.row(r).template cast<double>();
+        if (r < 0) continue;
+        for (auto [k, w] : model.row(static_cast<std::size_t>(r))) z[k] += static_cast<double>(x) * static_cast<double>(w);
       }
       Eigen::Index top = 0;
       if (K > 0) z.maxCoeff(&top);

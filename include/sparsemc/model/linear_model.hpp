@@ -1,8 +1,10 @@
 #pragma once
 /// \file linear_model.hpp
-/// The one model type every solver returns: W ∈ R^{d×K} stored row-sparse (only the feature
-/// rows with a nonzero weight — sparse models are tiny), an unpenalised intercept b ∈ R^K,
-/// the label table, and the provenance of the fit. Scores are s = Wᵀx + b.
+/// The one model type every solver returns: W ∈ R^{d×K} stored sparse — only the feature rows
+/// with a nonzero weight, and within a row only its nonzero (class, weight) entries, so memory
+/// grows with nnz(W), not with d·K or with |support|·K (an extreme-classification model with
+/// K = 16000 keeps a few active classes per feature) — an unpenalised intercept b ∈ R^K, the
+/// label table, and the provenance of the fit. Scores are s = Wᵀx + b.
 ///
 /// Scoring accepts a `CsrView` (streamed sample by sample), a `CscView` (walked feature by
 /// feature) or any dense Eigen matrix with samples in rows (e.g. `DenseRowView`); single
@@ -12,7 +14,7 @@
 /// LIBLINEAR's, so a model exchanged with LIBLINEAR (io/liblinear_model.hpp) predicts alike.
 ///
 /// \code
-///   sparsemc::LinearModel<double> model(W_dense, b, encoder.labels());   // keeps nonzero rows
+///   sparsemc::LinearModel<double> model(W_dense, b, encoder.labels());   // keeps the nonzeros
 ///   auto scores = model.decision_function(test.csr());                  // n × K
 ///   std::vector<sparsemc::Label> yhat = model.predict(test.csr());
 ///   sparsemc::ClassRanking best5 = model.top_k(test.csr(), 5);          // n × 5, best first
@@ -76,7 +78,7 @@ concept ScorableBy = detail::is_csr_view_v<X, Scalar> || detail::is_csc_view_v<X
                      (std::derived_from<X, Eigen::MatrixBase<X>> && std::same_as<typename X::Scalar, Scalar>);
 
 /// A linear multiclass / multilabel model: scores s = Wᵀx + b ∈ R^K (objective (1) of
-/// ARCHITECTURE.md), W ∈ R^{d×K} row-sparse, labels as read.
+/// ARCHITECTURE.md), W ∈ R^{d×K} stored by its nonzero entries, labels as read.
 ///
 /// Conventions a user can rely on:
 /// - Features at or beyond the model's data features (n_features(), or n_features()−1 when
@@ -89,8 +91,12 @@ concept ScorableBy = detail::is_csr_view_v<X, Scalar> || detail::is_csc_view_v<X
 /// - Labels are kept in the order given; class k's label is labels()[k]. Models trained by
 ///   sparsemc have them sorted (LabelEncoder); imported ones may not: map data labels to
 ///   classes with class_of().
+/// - A weight that is zero is not stored, so it is never multiplied: a NaN or infinite feature
+///   value only reaches the classes whose weight for that feature is nonzero.
 ///
 /// \code
+///   for (std::size_t r = 0; r < model.support().size(); ++r)   // feature support()[r]:
+///     for (auto [k, w] : model.row(r)) use(k, w);              //   its nonzero weights
 ///   const auto yhat = model.predict(X);                        // labels
 ///   const auto k = model.predict_classes(X);                   // class indices
 ///   const sparsemc::ClassRanking top = model.top_k(X, 3);      // n × 3
@@ -104,42 +110,62 @@ class LinearModel {
   using RowMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
+  /// One stored row of W: its nonzero entries as (class index, weight), classes increasing.
+  using Row = SparseSlice<Scalar, ClassIndex>;
+
   LinearModel() = default;
 
-  /// From a dense W (d × K, row j = feature j's weights over the K classes); only rows with a
-  /// nonzero entry are stored. An empty intercept means b = 0.
+  /// From a dense W (d × K, row j = feature j's weights over the K classes); only its nonzero
+  /// entries are stored. An empty intercept means b = 0.
   LinearModel(const Eigen::Ref<const RowMatrix>& W, Vector intercept, std::vector<Label> labels)
       : n_features_(W.rows()), intercept_(std::move(intercept)), labels_(std::move(labels)) {
-    const Eigen::Index K = W.cols();
-    check_shapes(K);
-    std::int64_t kept = 0;
-    for (Eigen::Index j = 0; j < W.rows(); ++j) kept += (W.row(j).array() != Scalar(0)).any() ? 1 : 0;
-    support_.reserve(static_cast<std::size_t>(kept));
-    rows_.resize(kept, K);
-    Eigen::Index r = 0;
-    for (Eigen::Index j = 0; j < W.rows(); ++j) {
-      if ((W.row(j).array() != Scalar(0)).any()) {
-        support_.push_back(j);
-        rows_.row(r++) = W.row(j);
-      }
-    }
+    check_shapes(W.cols());
+    const auto nonzero = (W.array() != Scalar(0)).count();
+    classes_.reserve(static_cast<std::size_t>(nonzero));
+    weights_.reserve(static_cast<std::size_t>(nonzero));
+    for (Eigen::Index j = 0; j < W.rows(); ++j) append_row(j, W.row(j));
     build_row_of_feature();
     build_label_index();
   }
 
-  /// From stored rows: `support` (strictly increasing feature indices < n_features) and the
-  /// matching rows of W (|support| × K).
-  LinearModel(std::int64_t n_features, std::vector<std::int64_t> support, RowMatrix rows,
+  /// From dense stored rows: `support` (strictly increasing feature indices < n_features) and
+  /// the matching rows of W (|support| × K). Zero entries, and rows left empty, are dropped.
+  LinearModel(std::int64_t n_features, const std::vector<std::int64_t>& support, const RowMatrix& rows,
               Vector intercept, std::vector<Label> labels)
-      : n_features_(n_features), support_(std::move(support)), rows_(std::move(rows)),
-        intercept_(std::move(intercept)), labels_(std::move(labels)) {
-    check_shapes(rows_.cols());
-    if (static_cast<Eigen::Index>(support_.size()) != rows_.rows())
+      : n_features_(n_features), intercept_(std::move(intercept)), labels_(std::move(labels)) {
+    check_shapes(rows.cols());
+    if (static_cast<Eigen::Index>(support.size()) != rows.rows())
       throw std::invalid_argument("LinearModel: support and rows disagree in length");
+    check_support(support);
+    for (std::size_t r = 0; r < support.size(); ++r) append_row(support[r], rows.row(static_cast<Eigen::Index>(r)));
+    build_row_of_feature();
+    build_label_index();
+  }
+
+  /// From sparse stored rows (compressed by feature): row r holds feature `support[r]`'s
+  /// entries `classes[p]`, `weights[p]` for p in [row_start[r], row_start[r+1]), classes
+  /// strictly increasing in [0, K). Zero weights, and rows left empty, are dropped.
+  LinearModel(std::int64_t n_features, std::vector<std::int64_t> support, std::vector<std::int64_t> row_start,
+              std::vector<ClassIndex> classes, std::vector<Scalar> weights, Vector intercept,
+              std::vector<Label> labels)
+      : n_features_(n_features), support_(std::move(support)), row_start_(std::move(row_start)),
+        classes_(std::move(classes)), weights_(std::move(weights)), intercept_(std::move(intercept)),
+        labels_(std::move(labels)) {
+    check_shapes(static_cast<Eigen::Index>(labels_.size()));
+    check_support(support_);
+    if (row_start_.size() != support_.size() + 1 || row_start_.front() != 0 ||
+        row_start_.back() != static_cast<std::int64_t>(classes_.size()) || classes_.size() != weights_.size())
+      throw std::invalid_argument("LinearModel: row_start must have |support| + 1 entries from 0 to |classes| = |weights|");
+    const auto K = static_cast<ClassIndex>(labels_.size());
     for (std::size_t r = 0; r < support_.size(); ++r) {
-      if (support_[r] < 0 || support_[r] >= n_features_ || (r > 0 && support_[r] <= support_[r - 1]))
-        throw std::invalid_argument("LinearModel: support must be strictly increasing feature indices in [0, n_features)");
+      if (row_start_[r + 1] < row_start_[r]) throw std::invalid_argument("LinearModel: row_start must not decrease");
+      for (auto p = row_start_[r]; p < row_start_[r + 1]; ++p) {
+        const ClassIndex k = classes_[static_cast<std::size_t>(p)];
+        if (k < 0 || k >= K || (p > row_start_[r] && k <= classes_[static_cast<std::size_t>(p - 1)]))
+          throw std::invalid_argument("LinearModel: the classes of a row must be strictly increasing in [0, K)");
+      }
     }
+    drop_zeros();
     build_row_of_feature();
     build_label_index();
   }
@@ -148,8 +174,23 @@ class LinearModel {
   [[nodiscard]] ClassIndex n_classes() const noexcept { return static_cast<ClassIndex>(labels_.size()); }
   /// Feature indices of the stored (nonzero) rows, increasing.
   [[nodiscard]] const std::vector<std::int64_t>& support() const noexcept { return support_; }
-  /// The stored rows of W, |support| × K, in the order of support().
-  [[nodiscard]] const RowMatrix& rows() const noexcept { return rows_; }
+  /// Stored row r of W (feature support()[r]): its nonzero (class, weight) entries.
+  [[nodiscard]] Row row(std::size_t r) const noexcept {
+    const auto begin = static_cast<std::size_t>(row_start_[r]);
+    const auto size = static_cast<std::size_t>(row_start_[r + 1]) - begin;
+    return {std::span<const ClassIndex>(classes_).subspan(begin, size), std::span<const Scalar>(weights_).subspan(begin, size)};
+  }
+  /// Every stored weight (nnz() values, row by row), e.g. for ‖W‖ as `weights().squaredNorm()`.
+  [[nodiscard]] Eigen::Map<const Vector> weights() const noexcept {
+    return {weights_.data(), static_cast<Eigen::Index>(weights_.size())};
+  }
+  /// Writes the stored weights into a dense W (at least d rows, K columns; row j = feature j);
+  /// entries not stored are left as they are (zero-initialise W for the model's W).
+  template <class Dense>
+  void copy_to(Dense&& W) const {
+    for (std::size_t r = 0; r < support_.size(); ++r)
+      for (auto [k, w] : row(r)) W(static_cast<Eigen::Index>(support_[r]), static_cast<Eigen::Index>(k)) = w;
+  }
   /// b ∈ R^K (empty when the model has no intercept).
   [[nodiscard]] const Vector& intercept() const noexcept { return intercept_; }
   [[nodiscard]] bool has_intercept() const noexcept { return intercept_.size() > 0; }
@@ -174,8 +215,8 @@ class LinearModel {
   [[nodiscard]] ModelProvenance& provenance() noexcept { return provenance_; }
   [[nodiscard]] const ModelProvenance& provenance() const noexcept { return provenance_; }
 
-  /// Number of nonzero weights.
-  [[nodiscard]] std::int64_t nnz() const noexcept { return (rows_.array() != Scalar(0)).count(); }
+  /// Number of nonzero weights (all of them stored).
+  [[nodiscard]] std::int64_t nnz() const noexcept { return static_cast<std::int64_t>(weights_.size()); }
   /// Number of nonzero feature rows.
   [[nodiscard]] std::int64_t nnz_rows() const noexcept { return static_cast<std::int64_t>(support_.size()); }
 
@@ -199,7 +240,7 @@ class LinearModel {
   /// W as a dense d × K matrix.
   [[nodiscard]] RowMatrix dense() const {
     RowMatrix W = RowMatrix::Zero(n_features_, n_classes());
-    for (std::size_t r = 0; r < support_.size(); ++r) W.row(support_[r]) = rows_.row(static_cast<Eigen::Index>(r));
+    copy_to(W);
     return W;
   }
 
@@ -215,7 +256,7 @@ class LinearModel {
     for (auto [j, x_j] : x) {
       if (j >= data_features) break;
       const std::int64_t r = row_of_feature_[static_cast<std::size_t>(j)];
-      if (r >= 0) s += x_j * rows_.row(r);
+      if (r >= 0) add_row(s, static_cast<std::size_t>(r), x_j);
     }
     finish_scores(s);
   }
@@ -229,7 +270,7 @@ class LinearModel {
     const std::int64_t data_features = std::min<std::int64_t>(n_data_features(), static_cast<std::int64_t>(x.size()));
     for (std::size_t r = 0; r < support_.size() && support_[r] < data_features; ++r) {
       const Scalar x_j = x[static_cast<std::size_t>(support_[r])];
-      if (x_j != Scalar(0)) s += x_j * rows_.row(static_cast<Eigen::Index>(r));
+      if (x_j != Scalar(0)) add_row(s, r, x_j);
     }
     finish_scores(s);
   }
@@ -273,8 +314,10 @@ class LinearModel {
     RowMatrix S = RowMatrix::Zero(X.rows(), n_classes());
     const std::int64_t data_features = std::min<std::int64_t>(n_data_features(), X.cols());
     for (std::size_t r = 0; r < support_.size() && support_[r] < data_features; ++r) {
-      const auto row = rows_.row(static_cast<Eigen::Index>(r));
-      for (auto [i, x_ij] : X.outer(static_cast<Index>(support_[r]))) S.row(i) += x_ij * row;
+      for (auto [i, x_ij] : X.outer(static_cast<Index>(support_[r]))) {
+        auto s = S.row(i);
+        add_row(s, r, x_ij);
+      }
     }
     for (Eigen::Index i = 0; i < S.rows(); ++i) {
       auto s = S.row(i);
@@ -390,6 +433,52 @@ class LinearModel {
     if (intercept_.size() != 0 && intercept_.size() != K)
       throw std::invalid_argument("LinearModel: intercept must be empty or have K entries");
   }
+  void check_support(const std::vector<std::int64_t>& support) const {
+    for (std::size_t r = 0; r < support.size(); ++r) {
+      if (support[r] < 0 || support[r] >= n_features_ || (r > 0 && support[r] <= support[r - 1]))
+        throw std::invalid_argument("LinearModel: support must be strictly increasing feature indices in [0, n_features)");
+    }
+  }
+  /// Appends feature j's nonzero entries of a dense row (nothing when the row is zero).
+  template <class DenseRow>
+  void append_row(std::int64_t j, const DenseRow& w) {
+    const auto before = classes_.size();
+    for (Eigen::Index k = 0; k < w.size(); ++k) {
+      if (w[k] == Scalar(0)) continue;
+      classes_.push_back(static_cast<ClassIndex>(k));
+      weights_.push_back(w[k]);
+    }
+    if (classes_.size() == before) return;
+    support_.push_back(j);
+    row_start_.push_back(static_cast<std::int64_t>(classes_.size()));
+  }
+  /// Removes stored zero weights and the rows they leave empty, in place.
+  void drop_zeros() {
+    std::size_t kept_rows = 0, kept = 0, p = 0;
+    for (std::size_t r = 0; r < support_.size(); ++r) {
+      const std::size_t first = kept;
+      for (const auto end = static_cast<std::size_t>(row_start_[r + 1]); p < end; ++p) {
+        if (weights_[p] == Scalar(0)) continue;
+        classes_[kept] = classes_[p];
+        weights_[kept++] = weights_[p];
+      }
+      if (kept == first) continue;
+      support_[kept_rows] = support_[r];
+      row_start_[++kept_rows] = static_cast<std::int64_t>(kept);
+    }
+    support_.resize(kept_rows);
+    row_start_.resize(kept_rows + 1);
+    classes_.resize(kept);
+    weights_.resize(kept);
+  }
+  /// s += x_j · (stored row r of W).
+  template <class ScoreRow>
+  void add_row(ScoreRow& s, std::size_t r, Scalar x_j) const {
+    for (auto p = row_start_[r]; p < row_start_[r + 1]; ++p) {
+      const auto q = static_cast<std::size_t>(p);
+      s[classes_[q]] += x_j * weights_[q];
+    }
+  }
   void build_row_of_feature() {
     row_of_feature_.assign(static_cast<std::size_t>(n_features_), -1);
     for (std::size_t r = 0; r < support_.size(); ++r)
@@ -428,7 +517,7 @@ class LinearModel {
   void finish_scores(Row& s) const {
     if (provenance_.bias >= 0 && n_features_ > 0) {
       const std::int64_t r = row_of_feature_[static_cast<std::size_t>(n_features_ - 1)];
-      if (r >= 0) s += static_cast<Scalar>(provenance_.bias) * rows_.row(r);
+      if (r >= 0) add_row(s, static_cast<std::size_t>(r), static_cast<Scalar>(provenance_.bias));
     }
     if (has_intercept()) s += intercept_.transpose();
   }
@@ -520,8 +609,10 @@ class LinearModel {
   }
 
   std::int64_t n_features_ = 0;  // d, bias feature included
-  std::vector<std::int64_t> support_;
-  RowMatrix rows_;
+  std::vector<std::int64_t> support_;    // feature of each stored row, increasing
+  std::vector<std::int64_t> row_start_{0};  // |support| + 1 offsets into classes_ / weights_
+  std::vector<ClassIndex> classes_;      // class of each stored weight, increasing within a row
+  std::vector<Scalar> weights_;          // the nonzero weights, row by row
   Vector intercept_;
   std::vector<Label> labels_;
   std::vector<std::int64_t> row_of_feature_;               // d entries: row of W or −1

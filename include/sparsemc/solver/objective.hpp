@@ -144,20 +144,21 @@ void compute_scores(const Problem<Scalar, Index, Order>& problem, const LinearMo
   S.resize(X.rows(), model.n_classes());
   if (model.has_intercept()) S.rowwise() = model.intercept().transpose();
   else S.setZero();
-  const auto& rows = model.rows();
   if constexpr (Order == Eigen::ColMajor) {
     const auto& support = model.support();
     for (std::size_t r = 0; r < support.size(); ++r) {
       if (support[r] >= static_cast<std::int64_t>(X.cols())) break;  // support is increasing
-      const auto w = rows.row(static_cast<Eigen::Index>(r));
-      for (auto [i, x_ij] : X.outer(static_cast<Index>(support[r]))) S.row(i) += x_ij * w;
+      const auto w = model.row(r);
+      for (auto [i, x_ij] : X.outer(static_cast<Index>(support[r])))
+        for (auto [k, w_k] : w) S(i, k) += x_ij * w_k;
     }
   } else {
     for (Index i = 0; i < X.rows(); ++i) {
       auto s = S.row(i);
       for (auto [j, x_ij] : X.outer(i)) {
         const std::int64_t r = model.row_of_feature(j);
-        if (r >= 0) s += x_ij * rows.row(static_cast<Eigen::Index>(r));
+        if (r < 0) continue;
+        for (auto [k, w_k] : model.row(static_cast<std::size_t>(r))) s[k] += x_ij * w_k;
       }
     }
   }
@@ -237,11 +238,20 @@ double penalty_value(const Penalty& penalty, const Eigen::MatrixBase<Derived>& W
   return sum;
 }
 
-/// Σ_j P(W_j:) over the stored rows of a row-sparse model (P(0) = 0 for every penalty).
+/// Σ_j P(W_j:) over the stored rows of a sparse model (P(0) = 0 for every penalty): each row
+/// is laid into one K-buffer, which is cleared again entry by entry (O(nnz(W) + K) in all).
 template <class Penalty, RealScalar Scalar>
   requires sparsemc::Penalty<Penalty, Scalar>
 double penalty_value(const Penalty& penalty, const LinearModel<Scalar>& model) {
-  return penalty_value(penalty, model.rows());
+  std::vector<Scalar> w(static_cast<std::size_t>(model.n_classes()), Scalar(0));
+  double sum = 0.0;
+  for (std::size_t r = 0; r < model.support().size(); ++r) {
+    const auto row = model.row(r);
+    for (auto [k, w_k] : row) w[static_cast<std::size_t>(k)] = w_k;
+    sum += static_cast<double>(penalty.value(std::span<const Scalar>(w)));
+    for (auto [k, w_k] : row) w[static_cast<std::size_t>(k)] = Scalar(0);
+  }
+  return sum;
 }
 
 // --- objective (1) ------------------------------------------------------------------------------

@@ -60,21 +60,10 @@ struct FcbcfwSolution {
   SolverInfo info;
   ModelProvenance provenance;
 
-  /// W as a LinearModel (only nonzero feature rows stored; labels are the class indices 0..K−1).
+  /// W as a LinearModel (only its nonzero entries stored; labels are the class indices 0..K−1).
   [[nodiscard]] LinearModel<Scalar> model() const {
-    using RowMatrix = typename LinearModel<Scalar>::RowMatrix;
-    std::vector<std::int64_t> support;
-    for (std::int64_t j = 0; j < n_features; ++j)
-      if (weight_ptr[static_cast<std::size_t>(j) + 1] > weight_ptr[static_cast<std::size_t>(j)]) support.push_back(j);
-    RowMatrix rows = RowMatrix::Zero(static_cast<Eigen::Index>(support.size()), n_classes);
-    for (std::size_t r = 0; r < support.size(); ++r) {
-      const auto j = static_cast<std::size_t>(support[r]);
-      for (auto p = weight_ptr[j]; p < weight_ptr[j + 1]; ++p)
-        rows(static_cast<Eigen::Index>(r), weight_class[static_cast<std::size_t>(p)]) = weight[static_cast<std::size_t>(p)];
-    }
-    std::vector<Label> labels(static_cast<std::size_t>(n_classes));
-    for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = static_cast<Label>(k);
-    LinearModel<Scalar> m(n_features, std::move(support), std::move(rows), {}, std::move(labels));
+    LinearModel<Scalar> m = detail::fcbcfw::model_from_feature_rows<Scalar>(n_features, n_classes, weight_ptr,
+                                                                           weight_class, weight);
     m.provenance() = provenance;
     return m;
   }
@@ -112,8 +101,8 @@ struct FcbcfwSolution {
 /// need, dropping the entries of labels shrunk away). When d·K is small (≤ 2^24) and the search
 /// is exact, `storage = automatic` keeps V and W as dense d×K arrays instead: the search reads
 /// each row of W as K contiguous values, several times faster than the lists when W has
-/// little primal sparsity (λ small, K in the hundreds) — the regime of LIBLINEAR's -s 4. `solve` returns W and α sparse; `fit`
-/// builds a LinearModel, whose nonzero rows are stored densely (|support|·K values).
+/// little primal sparsity (λ small, K in the hundreds) — the regime of LIBLINEAR's -s 4. `solve`
+/// returns W and α sparse; `fit` returns a LinearModel, which stores W's nonzero entries only.
 ///
 /// Cost: with the exact search an epoch reads Σ_i Σ_{j∈x_i} nnz(w_j) weights — sublinear in K
 /// when W is sparse (λ > 0); with λ = 0, W has no primal sparsity and an epoch costs about one

@@ -280,9 +280,7 @@ class ProxGradient {
         throw std::invalid_argument("ProxGradient::fit: the initial model is " + std::to_string(initial->n_features()) +
                                     " × " + std::to_string(initial->n_classes()) + " but the problem is " +
                                     std::to_string(d) + " × " + std::to_string(K));
-      const auto& support = initial->support();
-      for (std::size_t r = 0; r < support.size(); ++r)
-        st.W.row(static_cast<Eigen::Index>(support[r])) = initial->rows().row(static_cast<Eigen::Index>(r));
+      initial->copy_to(st.W);
       if (intercept && initial->has_intercept()) st.b = initial->intercept();
       labels = initial->labels();
       bias = initial->provenance().bias;

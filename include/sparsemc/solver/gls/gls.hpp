@@ -211,9 +211,7 @@ class GLS {
         throw std::invalid_argument("GLS::fit: the initial model is " + std::to_string(initial->n_features()) + " × " +
                                     std::to_string(initial->n_classes()) + " but the problem is " + std::to_string(d) +
                                     " × " + std::to_string(K));
-      const auto& support = initial->support();
-      for (std::size_t r = 0; r < support.size(); ++r)
-        W.row(static_cast<Eigen::Index>(support[r])) = initial->rows().row(static_cast<Eigen::Index>(r));
+      initial->copy_to(W);
       if (intercept && initial->has_intercept()) W.row(d) = initial->intercept().transpose();
       labels = initial->labels();
     }

@@ -255,9 +255,7 @@ class SCD {
         throw std::invalid_argument("SCD::fit: the initial model is " + std::to_string(initial->n_features()) +
                                     " × " + std::to_string(initial->n_classes()) + " but the problem is " +
                                     std::to_string(d) + " × " + std::to_string(K));
-      const auto& support = initial->support();
-      for (std::size_t s = 0; s < support.size(); ++s)
-        W.row(static_cast<Eigen::Index>(support[s])) = initial->rows().row(static_cast<Eigen::Index>(s));
+      initial->copy_to(W);
       if (intercept && initial->has_intercept()) b = initial->intercept();
       labels = initial->labels();
       bias = initial->provenance().bias;

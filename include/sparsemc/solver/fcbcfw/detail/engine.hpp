@@ -65,6 +65,26 @@ struct PrimalParts {
   std::int64_t nnz_rows = 0;
 };
 
+/// A LinearModel from W in compressed rows over all d features (`ptr` has d + 1 entries; row j
+/// holds `classes[ptr[j] .. ptr[j+1])`, increasing, with `weights`), labels 0..K−1: the
+/// nonempty rows become the model's support, the entries are moved, not densified.
+template <RealScalar Scalar>
+LinearModel<Scalar> model_from_feature_rows(std::int64_t n_features, ClassIndex n_classes,
+                                            const std::vector<std::int64_t>& ptr, std::vector<ClassIndex> classes,
+                                            std::vector<Scalar> weights) {
+  std::vector<std::int64_t> support, row_start{0};
+  for (std::int64_t j = 0; j < n_features; ++j) {
+    const auto end = ptr[static_cast<std::size_t>(j) + 1];
+    if (end == row_start.back()) continue;
+    support.push_back(j);
+    row_start.push_back(end);
+  }
+  std::vector<Label> labels(static_cast<std::size_t>(n_classes));
+  for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = static_cast<Label>(k);
+  return LinearModel<Scalar>(n_features, std::move(support), std::move(row_start), std::move(classes),
+                             std::move(weights), typename LinearModel<Scalar>::Vector(), std::move(labels));
+}
+
 template <RealScalar Scalar, StorageIndex Index>
 class Engine {
  public:
@@ -103,7 +123,6 @@ class Engine {
     const auto K = static_cast<std::size_t>(y_.n_classes());
     std::vector<double> z(K);
     std::vector<ClassIndex> candidates;
-    const auto& W = initial.rows();
     for (std::size_t i = 0; i < active_.size(); ++i) {
       if (bound_[i] == 0.0) continue;
       std::fill(z.begin(), z.end(), 0.0);
@@ -112,7 +131,7 @@ class Engine {
       for (auto [j, x] : X_.outer(static_cast<Index>(i))) {
         const std::int64_t r = initial.row_of_feature(static_cast<std::int64_t>(j));
         if (r < 0) continue;
-        for (std::size_t k = 0; k < K; ++k) z[k] += static_cast<double>(x) * static_cast<double>(W(r, static_cast<Eigen::Index>(k)));
+        for (auto [k, w] : initial.row(static_cast<std::size_t>(r))) z[static_cast<std::size_t>(k)] += static_cast<double>(x) * static_cast<double>(w);
       }
       const auto positives = y_[i];
       double lowest = std::numeric_limits<double>::infinity();
@@ -233,22 +252,14 @@ class Engine {
     return info;
   }
 
-  /// The current W as a LinearModel (only nonzero rows stored), in one pass over the rows.
+  /// The current W as a LinearModel (its nonzero entries only; labels are the class indices).
   [[nodiscard]] LinearModel<Scalar> model() const {
-    using RowMatrix = typename LinearModel<Scalar>::RowMatrix;
-    const ClassIndex K = y_.n_classes();
-    std::vector<std::int64_t> support;
-    std::vector<std::pair<std::size_t, WeightEntry<Scalar>>> entries;  // (row of the model, entry)
-    rows_.for_each_list([&](std::size_t j, std::span<const WeightEntry<Scalar>> list) {
-      if (support.empty() || support.back() != static_cast<std::int64_t>(j)) support.push_back(static_cast<std::int64_t>(j));
-      for (const auto& e : list) entries.emplace_back(support.size() - 1, e);
-    });
-    RowMatrix W = RowMatrix::Zero(static_cast<Eigen::Index>(support.size()), K);
-    for (const auto& [r, e] : entries) W(static_cast<Eigen::Index>(r), e.cls) = e.w;
-    std::vector<Label> labels(static_cast<std::size_t>(K));
-    for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = static_cast<Label>(k);
-    return LinearModel<Scalar>(static_cast<std::int64_t>(X_.cols()), std::move(support), std::move(W),
-                               typename LinearModel<Scalar>::Vector(), std::move(labels));
+    std::vector<std::int64_t> ptr;
+    std::vector<ClassIndex> cls;
+    std::vector<Scalar> w;
+    export_weights(ptr, cls, w);
+    return model_from_feature_rows<Scalar>(static_cast<std::int64_t>(X_.cols()), y_.n_classes(), ptr, std::move(cls),
+                                           std::move(w));
   }
 
   /// W in compressed sparse rows over features (classes increasing within a row).
@@ -299,14 +310,14 @@ class Engine {
   [[nodiscard]] double objective_of(const LinearModel<Scalar>& model) const {
     const auto K = static_cast<Eigen::Index>(y_.n_classes());
     Eigen::Matrix<double, 1, Eigen::Dynamic> z(K);
-    const auto& W = model.rows();
     double loss = 0.0;
     for (std::size_t i = 0; i < bound_.size(); ++i) {
       if (bound_[i] == 0.0) continue;
       z.setZero();
       for (auto [j, x] : X_.outer(static_cast<Index>(i))) {
         const std::int64_t r = model.row_of_feature(static_cast<std::int64_t>(j));
-        if (r >= 0) z += static_cast<double>(x) * W.row(r).template cast<double>();
+        if (r < 0) continue;
+        for (auto [k, w] : model.row(static_cast<std::size_t>(r))) z[k] += static_cast<double>(x) * static_cast<double>(w);
       }
       const auto positives = y_[i];
       double lowest = std::numeric_limits<double>::infinity();
@@ -316,8 +327,8 @@ class Engine {
       }
       loss += bound_[i] * std::max(0.0, 1.0 + z.maxCoeff() - lowest);
     }
-    const auto Wd = W.template cast<double>();
-    return s_.mu * loss + s_.lambda * Wd.cwiseAbs().sum() + 0.5 * s_.mu * Wd.squaredNorm();
+    const auto w = model.weights().template cast<double>();
+    return s_.mu * loss + s_.lambda * w.cwiseAbs().sum() + 0.5 * s_.mu * w.squaredNorm();
   }
 
  private:
