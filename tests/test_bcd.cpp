@@ -4,28 +4,8 @@
 // sample weights = duplicated samples, int32 = int64, allocation-free epochs, options) and the
 // regularisation path. Cross-solver agreement lives in test_bcd_agreement.cpp.
 
-// Epochs must not allocate: every operator new is counted (below), and Eigen's own heap use
-// trips its runtime no-malloc check, counted through the redefined assertion. Must precede
-// every Eigen include.
-#define EIGEN_RUNTIME_NO_MALLOC
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
-namespace alloc_probe {
-inline std::atomic<bool> window_open{false};
-inline std::atomic<long> eigen_mallocs{0};
-inline std::atomic<long> new_calls{0};
-}  // namespace alloc_probe
-#define eigen_assert(x)                                                                       \
-  do {                                                                                        \
-    if (!(x)) {                                                                               \
-      if (!alloc_probe::window_open.load()) {                                                 \
-        std::fprintf(stderr, "Eigen assertion failed: %s (%s:%d)\n", #x, __FILE__, __LINE__); \
-        std::abort();                                                                         \
-      }                                                                                       \
-      alloc_probe::eigen_mallocs.fetch_add(1);                                                \
-    }                                                                                         \
-  } while (false)
+// Epochs must not allocate (the probe: alloc_probe.hpp, first, before any Eigen include).
+#include "alloc_probe.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -48,27 +28,6 @@ inline std::atomic<long> new_calls{0};
 #include <tuple>
 #include <type_traits>
 #include <vector>
-
-[[gnu::noinline]] void* operator new(std::size_t size) {
-  if (alloc_probe::window_open.load()) alloc_probe::new_calls.fetch_add(1);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void* operator new[](std::size_t size) { return ::operator new(size); }
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p) noexcept { ::operator delete(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
-[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { ::operator delete(p); }
-// The nothrow forms too (Catch registers test cases through them): every new pairs with the free above.
-[[gnu::noinline]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  if (alloc_probe::window_open.load()) alloc_probe::new_calls.fetch_add(1);
-  return std::malloc(size == 0 ? 1 : size);
-}
-[[gnu::noinline]] void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
-  return ::operator new(size, tag);
-}
-[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
-[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
 
 using namespace sparsemc;
 
@@ -472,20 +431,12 @@ struct AllocationWindow {
   long new_calls = 0;
   long eigen_mallocs = 0;
   bool end_epoch(const EpochReport& report) {
-    if (report.epoch == 1) {
-      alloc_probe::new_calls = 0;
-      alloc_probe::eigen_mallocs = 0;
-      Eigen::internal::set_is_malloc_allowed(false);
-      alloc_probe::window_open = true;
-    }
+    if (report.epoch == 1) alloc_probe::open_window();
     new_calls = alloc_probe::new_calls.load();
     eigen_mallocs = alloc_probe::eigen_mallocs.load();
     return false;
   }
-  void end(const SolverInfo&) {
-    alloc_probe::window_open = false;
-    Eigen::internal::set_is_malloc_allowed(true);
-  }
+  void end(const SolverInfo&) { alloc_probe::close_window(); }
 };
 
 TEST_CASE("BlockCD epochs do not allocate", "[bcd]") {

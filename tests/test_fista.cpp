@@ -2,28 +2,8 @@
 // differences; λ_max; ProxGradient (FISTA) optimality, warm start, intercept, reproducibility,
 // float/double, CSC/CSR, allocation-free iterations, options; real data (dna).
 
-// Iterations must not allocate: while the probe below forbids heap allocation, Eigen's
-// allocations trip its (redefined) assertion and are counted; any other failed Eigen
-// assertion aborts as usual. Must precede every Eigen include.
-#define EIGEN_RUNTIME_NO_MALLOC
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
-namespace alloc_probe {
-inline std::atomic<bool> window_open{false};
-inline std::atomic<long> eigen_forbidden_mallocs{0};
-inline std::atomic<long> operator_new_calls{0};
-}  // namespace alloc_probe
-#define eigen_assert(x)                                                                  \
-  do {                                                                                   \
-    if (!(x)) {                                                                          \
-      if (!alloc_probe::window_open.load()) {                                            \
-        std::fprintf(stderr, "Eigen assertion failed: %s (%s:%d)\n", #x, __FILE__, __LINE__); \
-        std::abort();                                                                    \
-      }                                                                                  \
-      alloc_probe::eigen_forbidden_mallocs.fetch_add(1);                                 \
-    }                                                                                    \
-  } while (false)
+// Iterations must not allocate (the probe: alloc_probe.hpp, first, before any Eigen include).
+#include "alloc_probe.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -49,28 +29,6 @@ inline std::atomic<long> operator_new_calls{0};
 #include <string>
 #include <tuple>
 #include <vector>
-
-// Count every operator new (standard containers); Eigen is watched through the macro above.
-// noinline: GCC would otherwise pair the inlined malloc/free with new/delete and warn.
-[[gnu::noinline]] void* operator new(std::size_t size) {
-  alloc_probe::operator_new_calls.fetch_add(1);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void* operator new[](std::size_t size) { return ::operator new(size); }
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p) noexcept { ::operator delete(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
-[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { ::operator delete(p); }
-[[gnu::noinline]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  alloc_probe::operator_new_calls.fetch_add(1);
-  return std::malloc(size == 0 ? 1 : size);
-}
-[[gnu::noinline]] void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
-  return ::operator new(size, tag);
-}
-[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
-[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
 
 using namespace sparsemc;
 
@@ -491,18 +449,13 @@ TEST_CASE("ProxGradient iterations allocate nothing", "[fista]") {
   const auto problem = rp.problem();
   struct Probe {
     long new_calls = -1, eigen_mallocs = -1;
-    long new_at_start = 0, eigen_at_start = 0;
     bool end_epoch(const EpochReport& r) {
       if (r.epoch == 2) {
-        new_at_start = alloc_probe::operator_new_calls.load();
-        eigen_at_start = alloc_probe::eigen_forbidden_mallocs.load();
-        alloc_probe::window_open = true;
-        Eigen::internal::set_is_malloc_allowed(false);
+        alloc_probe::open_window();
       } else if (r.epoch == 12) {
-        Eigen::internal::set_is_malloc_allowed(true);
-        alloc_probe::window_open = false;
-        new_calls = alloc_probe::operator_new_calls.load() - new_at_start;
-        eigen_mallocs = alloc_probe::eigen_forbidden_mallocs.load() - eigen_at_start;
+        alloc_probe::close_window();
+        new_calls = alloc_probe::new_calls.load();
+        eigen_mallocs = alloc_probe::eigen_mallocs.load();
         return true;
       }
       return false;
