@@ -155,37 +155,37 @@ struct SolverSpec {
   /// The staged fit for a (loss, penalty) pair; null when not accepted.
   template <class Scalar>
   [[nodiscard]] StagedFitFunction<Scalar> staged_fit(const std::string& loss, const std::string& penalty) const {
-    const auto& table = [&]() -> const auto& {
-      if constexpr (std::is_same_v<Scalar, float>) return staged_float;
-      else return staged_double;
-    }();
-    const auto it = table.find({loss, penalty});
-    return it == table.end() ? nullptr : it->second;
+    return look_up(of_scalar<Scalar>(staged_float, staged_double), loss, penalty);
   }
   /// The fit for a (loss, penalty) pair; null when not accepted.
   template <class Scalar>
   [[nodiscard]] FitFunction<Scalar> fit(const std::string& loss, const std::string& penalty) const {
-    const auto& table = [&]() -> const auto& {
-      if constexpr (std::is_same_v<Scalar, float>) return fit_float;
-      else return fit_double;
-    }();
-    const auto it = table.find({loss, penalty});
-    return it == table.end() ? nullptr : it->second;
+    return look_up(of_scalar<Scalar>(fit_float, fit_double), loss, penalty);
   }
   /// The whole-grid path for a (loss, penalty) pair; null when the family solves paths by a
   /// sequence of warm-started fits.
   template <class Scalar>
   [[nodiscard]] PathFunction<Scalar> path(const std::string& loss, const std::string& penalty) const {
-    const auto& table = [&]() -> const auto& {
-      if constexpr (std::is_same_v<Scalar, float>) return path_float;
-      else return path_double;
-    }();
-    const auto it = table.find({loss, penalty});
-    return it == table.end() ? nullptr : it->second;
+    return look_up(of_scalar<Scalar>(path_float, path_double), loss, penalty);
   }
   /// "losses squared-hinge|logistic × penalties l1l2|l1" for messages and --help.
   [[nodiscard]] std::string accepted() const {
     return "--loss " + join(losses) + " with --penalty " + join(penalties);
+  }
+
+ private:
+  /// The float or the double table.
+  template <class Scalar, class FloatTable, class DoubleTable>
+  static const auto& of_scalar(const FloatTable& for_float, const DoubleTable& for_double) {
+    if constexpr (std::is_same_v<Scalar, float>) return for_float;
+    else return for_double;
+  }
+  /// table[(loss, penalty)], or null.
+  template <class Function>
+  static Function look_up(const std::map<std::pair<std::string, std::string>, Function>& table, const std::string& loss,
+                          const std::string& penalty) {
+    const auto it = table.find({loss, penalty});
+    return it == table.end() ? nullptr : it->second;
   }
 };
 
