@@ -230,24 +230,25 @@ int liblinear_objective(int argc, char** argv) {
   const auto data = io::read_libsvm<double>(argv[2], options);
   const double n = data.n_samples(), mu = 1.0 / (std::atof(argv[4]) * n);
   // Model class k has label model.labels()[k]; the data's classes follow the sorted table.
-  std::vector<Eigen::Index> column(static_cast<std::size_t>(model.n_classes()));
+  std::vector<std::size_t> data_class(static_cast<std::size_t>(model.n_classes()));
   for (ClassIndex k = 0; k < model.n_classes(); ++k)
-    column[static_cast<std::size_t>(data.encoder().index_of(model.labels()[static_cast<std::size_t>(k)]))] = k;
+    data_class[static_cast<std::size_t>(k)] =
+        static_cast<std::size_t>(data.encoder().index_of(model.labels()[static_cast<std::size_t>(k)]));
   const auto X = data.csr();
   const auto y = data.labels().view();
   const CrammerSinger loss;
-  std::vector<double> s(column.size());
+  std::vector<double> s(data_class.size());
   double total = 0;
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
     std::fill(s.begin(), s.end(), 0.0);
     for (auto [j, x] : X.outer(static_cast<std::int32_t>(i))) {
       const auto r = model.row_of_feature(j);
       if (r < 0) continue;
-      for (auto [k, w] : model.row(static_cast<std::size_t>(r))) s[static_cast<std::size_t>(k)] += x * w;
+      for (auto [k, w] : model.row(static_cast<std::size_t>(r))) s[data_class[static_cast<std::size_t>(k)]] += x * w;
     }
     total += loss.value<double>(s, y[static_cast<std::size_t>(i)]);
   }
-  std::printf("objective=%.10g nnz=%lld\n", total / n + 0.5 * mu * W.squaredNorm(),
+  std::printf("objective=%.10g nnz=%lld\n", total / n + 0.5 * mu * model.weights().squaredNorm(),
               static_cast<long long>(model.nnz()));
   return 0;
 }
