@@ -6,8 +6,8 @@ Runs `bench_fbpd --distance-trace` (ℓ1,∞ rows, λ = --lambda; W* = Algorithm
 relative duality gap of --reference-gap, cached in --cache so that a rerun only races the two
 algorithms), then prints the time of each algorithm to a distance of 1e-5 and draws the curves
 into --plot. With --lp-check, each mnist W* is compared with the solution of the same problem
-written as a linear program and solved by HiGHS (scipy.optimize.linprog, simplex with 1e-10
-tolerances): the distance between the two bounds the reference's own error when the solution
+written as a linear program and solved by HiGHS (scipy.optimize.linprog, interior point with
+crossover, 1e-10 tolerances): the distance between the two bounds the reference's own error when the solution
 is unique, and shows it is not when the objectives agree but the points do not.
 
   /usr/bin/python3 bench/fbpd_alg2_vs_alg1.py --bench build/release/bench/bench_fbpd \\
@@ -85,7 +85,7 @@ def lp_check(shared, L, lam, ref_path):
     start = time.time()
     result = linprog(c, A_ub=sp.vstack([hinge] + box).tocsr(), b_ub=np.concatenate([-ones, np.zeros(2 * nW)]), A_eq=A_eq,
                      b_eq=np.zeros(ns), bounds=[(None, None)] * nW + [(0, None)] * d + [(None, None)] * ns + [(0, None)] * n,
-                     method="highs-ds", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+                     method="highs-ipm", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
     W = result.x[:nW].reshape(d, K)
 
     def objective(V):
