@@ -156,23 +156,17 @@ SquareMatrix<typename Prob::scalar_type> second_moment(
   SquareMatrix<Scalar> sigma(p, p);
   if constexpr (is_dense_problem_v<Prob>) {
     auto top = sigma.topLeftCorner(d, d);
-    const auto form = [&](const auto& A) {
-      if (single_precision && !std::is_same_v<Scalar, float>) lower_gram_single(A, top);
-      else lower_gram(A, top);
-      top.template triangularView<Eigen::Lower>() *= inv_n;
-      top.template triangularView<Eigen::StrictlyUpper>() = top.transpose();
-    };
-    if (!weighted) {
-      form(X);
-    } else if (single_precision && !std::is_same_v<Scalar, float>) {
-      const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> root = c.cwiseSqrt();
-      lower_gram_single(X, top, &root);
-      top.template triangularView<Eigen::Lower>() *= inv_n;
-      top.template triangularView<Eigen::StrictlyUpper>() = top.transpose();
+    if (single_precision && !std::is_same_v<Scalar, float>) {  // rows scaled by √c_i chunk by chunk
+      const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> root = weighted ? c.cwiseSqrt() : Eigen::Matrix<Scalar, Eigen::Dynamic, 1>();
+      lower_gram_single(X, top, weighted ? &root : nullptr);
+    } else if (!weighted) {
+      lower_gram(X, top);
     } else {
       const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> scaled = c.cwiseSqrt().asDiagonal() * X;
-      form(scaled);
+      lower_gram(scaled, top);
     }
+    top.template triangularView<Eigen::Lower>() *= inv_n;
+    top.template triangularView<Eigen::StrictlyUpper>() = top.transpose();
   } else {
     using Index = typename Prob::index_type;
     const Eigen::SparseMatrix<Scalar, Eigen::ColMajor, Index> CX = c.asDiagonal() * X;
