@@ -682,6 +682,13 @@ TEST_CASE("fcbcfw: statuses, callbacks and the held-out early stop", "[fcbcfw]")
   // The returned objective is the exact (1) of the returned model.
   const Instance in = instance(data, penalty.lambda, penalty.mu);
   CHECK(std::abs(in.primal(best.model.dense()) - best.info.objective) <= 1e-10 * best.info.objective);
+  // solve() returns the last iterate, not the kept model: evaluated exactly when the stop comes.
+  HeldoutEarlyStop<double> again(heldout.csr(), heldout.labels().view(), 2);
+  const auto last = Solver({}, penalty, {.tol = 1e-12, .max_epochs = 300}).solve(problem, again);
+  REQUIRE(last.info.status == Status::stopped_by_callback);
+  CHECK(last.info.epochs == best.info.epochs);
+  CHECK(std::abs(in.primal(dense_W(last)) - last.info.objective) <= 1e-10 * last.info.objective);
+  CHECK(last.info.measure >= 0.0);
 }
 
 TEST_CASE("fcbcfw: l2 refit on the selected support (section 4.3)", "[fcbcfw]") {

@@ -9,6 +9,7 @@
 #include <concepts>
 #include <cstdint>
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -38,6 +39,14 @@ enum class FcbcfwStorage {
   hashed,     ///< sparse per-feature rows (§4.1–4.2): memory O(nnz(X)·|𝒜_i|), never D·K
   dense,      ///< V as a D×K array, W = prox(V) applied on the fly: streamed, vectorised searches; exact search only
   automatic,  ///< dense when the search is exact and D·K ≤ 2^24 (V then takes at most 128 MiB), else hashed
+};
+
+/// A callback that keeps a model of its own choosing (the held-out early stop): when it stops
+/// the solve, `fit` returns that model instead of the last iterate.
+template <class Callback, class Scalar>
+concept KeepsBestModel = requires(const Callback& cb) {
+  { cb.best_model() } -> std::convertible_to<const LinearModel<Scalar>*>;
+  cb.best_report();
 };
 
 /// What `FCBCFW::solve` returns: W and α in sparse form (nothing of size d×K or n×K), and the
@@ -242,7 +251,7 @@ class FCBCFW {
   /// Solves (1) on a CSR problem; returns W and α in sparse form (see FcbcfwSolution).
   template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
   FcbcfwSolution<Scalar> solve(const CsrProblem<Scalar, Index>& problem, Callbacks&&... callbacks) const {
-    auto [engine, info] = run(problem, nullptr, callbacks...);
+    auto [engine, info] = run(problem, nullptr, false, callbacks...);
     FcbcfwSolution<Scalar> out;
     out.n_features = static_cast<std::int64_t>(problem.n_features());
     out.n_classes = problem.n_classes();
@@ -329,9 +338,11 @@ class FCBCFW {
     return s;
   }
 
+  /// The solve. With `may_return_kept` (fit), a stop by a callback that keeps its own best model
+  /// leaves the last iterate unevaluated: fit returns the kept model instead.
   template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
   Run<Scalar, Index> run(const CsrProblem<Scalar, Index>& problem, const std::type_identity_t<LinearModel<Scalar>>* initial,
-                         Callbacks&... callbacks) const {
+                         bool may_return_kept, Callbacks&... callbacks) const {
     problem.validate();
     if (initial != nullptr &&
         (initial->n_features() != static_cast<std::int64_t>(problem.n_features()) ||
@@ -343,6 +354,7 @@ class FCBCFW {
     Run<Scalar, Index> r{detail::fcbcfw::Engine<Scalar, Index>(problem, settings(problem)), {}};
     if (initial != nullptr) r.engine.seed_active_sets(*initial);
     notify_begin(callbacks...);
+    constexpr bool keeps_best = (KeepsBestModel<Callbacks, Scalar> || ... || false);
     r.info = r.engine.run([&](const EpochReport& report) {
       if (options_.verbose)
         std::cerr << "fcbcfw epoch " << report.epoch << "  objective " << report.objective << "  gap "
@@ -356,30 +368,37 @@ class FCBCFW {
             return m;
           },
           callbacks...);
-    });
+    }, may_return_kept && keeps_best);
     return r;
   }
 
   template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
   Result<Scalar> fit_from(const CsrProblem<Scalar, Index>& problem, const std::type_identity_t<LinearModel<Scalar>>* initial,
                           Callbacks&... callbacks) const {
-    auto [engine, info] = run(problem, initial, callbacks...);
-    Result<Scalar> result{engine.model(), info};
+    auto [engine, info] = run(problem, initial, true, callbacks...);
+    // The held-out early stop returns its best model (PD-Sparse's -h/-e behaviour).
+    const LinearModel<Scalar>* best = nullptr;
+    const EpochReport* best_report = nullptr;
     if (info.status == Status::stopped_by_callback) {
-      // The held-out early stop returns its best model (PD-Sparse's -h/-e behaviour).
-      auto take_best = [&](auto& cb) {
-        if constexpr (requires { { cb.best_model() } -> std::convertible_to<const LinearModel<Scalar>*>; cb.best_report(); }) {
-          if (const LinearModel<Scalar>* best = cb.best_model()) {
-            result.model = *best;
-            const EpochReport& report = cb.best_report();
-            // An epoch without a gap evaluation: its objective now, its gap is unknown (NaN).
-            result.info.objective = std::isnan(report.objective) ? engine.objective_of(*best) : report.objective;
-            result.info.measure = report.measure;
+      auto find_best = [&](auto& cb) {
+        if constexpr (KeepsBestModel<std::remove_cvref_t<decltype(cb)>, Scalar>)
+          if (best == nullptr && cb.best_model() != nullptr) {
+            best = cb.best_model();
+            best_report = &cb.best_report();
           }
-        }
       };
-      (take_best(callbacks), ...);
-      static_cast<void>(take_best);  // no callbacks: nothing to look at
+      (find_best(callbacks), ...);
+      static_cast<void>(find_best);  // no callbacks: nothing to look at
+    }
+    Result<Scalar> result{best != nullptr ? *best : engine.model(), info};
+    if (best != nullptr) {
+      // An epoch without a gap evaluation: its objective now, its gap is unknown (NaN).
+      result.info.objective = std::isnan(best_report->objective) ? engine.objective_of(*best) : best_report->objective;
+      result.info.measure = best_report->measure;
+    } else if (info.status == Status::stopped_by_callback && (KeepsBestModel<Callbacks, Scalar> || ... || false)) {
+      // The keeping callback kept nothing: the last iterate, which run() left unevaluated.
+      result.info.objective = engine.objective_of(result.model);
+      result.info.measure = std::numeric_limits<double>::quiet_NaN();
     }
     result.info.nnz = result.model.nnz();
     result.info.nnz_rows = result.model.nnz_rows();

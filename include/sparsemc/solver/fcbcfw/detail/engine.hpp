@@ -164,9 +164,11 @@ class Engine {
   /// written) is at least twice the work of that evaluation — so the checks take at most about
   /// a third of the time, and with the exact search (whose epoch reads as much as a check) every
   /// other epoch is checked. Work is counted, not timed, so the schedule is reproducible. The last epoch
-  /// is always evaluated; reports of the other epochs carry NaN objective and measure.
+  /// is always evaluated — except when `end_epoch` stops the solve and `keeps_best` says the
+  /// caller returns a model kept by its callback instead of this iterate — ; reports of the
+  /// other epochs carry NaN objective and measure.
   template <class EndEpoch>
-  SolverInfo run(EndEpoch&& end_epoch) {
+  SolverInfo run(EndEpoch&& end_epoch, bool keeps_best = false) {
     Stopwatch clock;
     SolverInfo info;
     info.measure_name = "duality_gap";
@@ -240,7 +242,8 @@ class Engine {
         }
       }
       if (stop || last) {
-        if (last_check != epoch && !evaluate(epoch)) {  // the returned values are always exact
+        // The returned values are always exact (unless the iterate is not returned).
+        if (last_check != epoch && !(stop && keeps_best) && !evaluate(epoch)) {
           info.status = Status::numerical_issue;
           break;
         }
