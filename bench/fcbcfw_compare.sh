@@ -12,7 +12,10 @@
 #    including reading the file).
 # 2. sector, λ' ∈ {0.01, 0.02, 0.05, 0.1, 1} chosen by held-out accuracy with PD-Sparse's early stop
 #    (-h/-e: stop after 3 epochs without improvement, keep the best model); the test file serves
-#    as the held-out set. Time and nonzero weights over LIBLINEAR's.
+#    as the held-out set (optimistic: the stop and the choice see the test labels). Time and
+#    nonzero weights over LIBLINEAR's. 2b: the held-out set is a tenth of the training file
+#    (HOLDOUT_SEED, default 1), λ' ∈ {0.01, 0.1, 1, 10} (the paper's grid), both solvers train
+#    on the other nine tenths, accuracy on the test file.
 # 3. Scaling in K on generated data (bench_fcbcfw gen): n = 20000, d = 50000, 40 nonzeros per
 #    row, K = 1000, 4000, 16000; λ' = 0.1, C = 1, tol 1e-2 (bi-stochastic search, the default for
 #    K ≥ 1000). LIBLINEAR -s 4 -c 1 on the same files (model written to /dev/null), capped at
@@ -73,6 +76,37 @@ if [[ -f $data/multiclass/sector.scale.bz2 ]]; then
     nnz=$(field "$work/ours_$lp.out" nnz)
     echo "| FCBCFW λ'=$lp, held-out early stop ($(field "$work/ours_$lp.out" status), $(field "$work/ours_$lp.out" epochs) epochs) |" \
          "$cpu | $(ratio "$cpu" "$ll_cpu") | $(field "$work/ours_$lp.out" objective) | $nnz | $(ratio "$nnz" "$ll_nnz") | $acc |"
+    if awk -v a="$acc" -v b="$best_acc" 'BEGIN { exit !(a > b) }'; then
+      best_acc=$acc best_lp=$lp best_cpu=$cpu best_nnz=$nnz
+    fi
+  done
+  echo
+  echo "Chosen λ' = $best_lp (held-out accuracy $best_acc): time ratio $(ratio "$best_cpu" "$ll_cpu")," \
+       "LIBLINEAR/FCBCFW nonzeros $(ratio "$ll_nnz" "$best_nnz")×"
+  echo
+  # 2b. The same with a held-out set apart from the test file: a tenth of the training file
+  #     (seeded), λ' on the paper's grid, both solvers trained on the other nine tenths.
+  awk -v seed="${HOLDOUT_SEED:-1}" -v fit="$work/sector.fit" -v hold="$work/sector.hold" \
+    'BEGIN { srand(seed) } { if (rand() < 0.1) print > hold; else print > fit }' "$work/sector.train"
+  read -r ll_cpu ll_kb < <(timed "$work/ll_fit.out" liblinear-train -q -s 4 -c 1 "$work/sector.fit" "$work/sector_fit.model")
+  "$bench" objective "$work/sector.fit" "$work/sector_fit.model" 1 > "$work/ll_fit_obj.out"
+  ll_nnz=$(field "$work/ll_fit_obj.out" nnz)
+  ll_acc=$(liblinear-predict "$work/sector.test" "$work/sector_fit.model" /dev/null | sed -n 's/Accuracy = \([0-9.]*\)%.*/\1/p')
+  echo "Held out: $(wc -l < "$work/sector.hold") of $(wc -l < "$work/sector.train") training samples (seed ${HOLDOUT_SEED:-1})."
+  echo
+  echo "| run | CPU s | ratio to LIBLINEAR | nnz | nnz ratio | held-out acc | test acc |"
+  echo "|---|---|---|---|---|---|---|"
+  echo "| LIBLINEAR -s 4 -c 1 | $ll_cpu | 1 | $ll_nnz | 1 | | ${ll_acc}% |"
+  best_acc=-1
+  for lp in 0.01 0.1 1 10; do
+    read -r cpu kb < <(timed "$work/split_$lp.out" "$bench" fit "$work/sector.fit" --C 1 --lambda-pd "$lp" \
+      --tol 1e-3 --max-epochs 200 --heldout "$work/sector.hold" --test "$work/sector.hold")
+    acc=$(field "$work/split_$lp.out" test_accuracy)
+    nnz=$(field "$work/split_$lp.out" nnz)
+    test_acc=$("$bench" fit "$work/sector.fit" --C 1 --lambda-pd "$lp" --tol 1e-3 --max-epochs 200 \
+      --heldout "$work/sector.hold" --test "$work/sector.test" | tr ' ' '\n' | sed -n 's/^test_accuracy=//p')
+    echo "| FCBCFW λ'=$lp ($(field "$work/split_$lp.out" epochs) epochs) | $cpu | $(ratio "$cpu" "$ll_cpu") | $nnz |" \
+         "$(ratio "$nnz" "$ll_nnz") | $acc | $test_acc |"
     if awk -v a="$acc" -v b="$best_acc" 'BEGIN { exit !(a > b) }'; then
       best_acc=$acc best_lp=$lp best_cpu=$cpu best_nnz=$nnz
     fi
