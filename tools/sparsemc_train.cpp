@@ -28,7 +28,8 @@ namespace {
 struct TrainArgs {
   FitSettings fit;
   std::string solver = "auto";
-  std::string train_file, model_file, test_file, model_format = "native";
+  std::string train_file, model_file, test_file, heldout_file, model_format = "native";
+  std::optional<int> patience;  // --patience: epochs without improvement on --heldout (default 3)
   double bias = -1.0;
   std::vector<std::string> class_weights;
   std::string path;  // N[:RATIO]
@@ -58,7 +59,8 @@ std::optional<PathSpec> parse_path(const std::string& text) {
 
 /// The summary of one fit, in JSON (the fields --json promises).
 template <class Scalar>
-nlohmann::json fit_json(const Result<Scalar>& r, const FitSettings& s, const std::optional<TestScore>& test) {
+nlohmann::json fit_json(const Result<Scalar>& r, const FitSettings& s, const std::optional<TestScore>& test,
+                        const std::optional<TestScore>& heldout = std::nullopt) {
   nlohmann::json j;
   j["solver"] = r.model.provenance().solver;
   j["loss"] = s.loss;
@@ -74,13 +76,18 @@ nlohmann::json fit_json(const Result<Scalar>& r, const FitSettings& s, const std
   j["nnz_rows"] = r.info.nnz_rows;
   j["train_seconds"] = r.info.seconds;
   if (test) add_test_json(j, *test);
+  if (heldout) {
+    nlohmann::json h;
+    add_test_json(h, *heldout);
+    for (auto& [key, value] : h.items()) j["heldout_" + key.substr(5)] = value;  // test_x → heldout_x
+  }
   return j;
 }
 
 /// The text report of one fit (what the README's main job shows).
 template <class Scalar>
 void print_summary(std::ostream& out, const Result<Scalar>& r, const FitSettings& s,
-                   const std::optional<TestScore>& test) {
+                   const std::optional<TestScore>& test, const std::optional<TestScore>& heldout = std::nullopt) {
   const auto& info = r.info;
   out << std::setprecision(10) << "solver " << r.model.provenance().solver << "  loss " << s.loss << "  penalty "
       << s.penalty << "  lambda " << s.lambda << "  mu " << s.mu << '\n'
@@ -90,6 +97,7 @@ void print_summary(std::ostream& out, const Result<Scalar>& r, const FitSettings
       << "nonzero feature rows " << info.nnz_rows << " of " << r.model.n_features() << "  (nonzero weights " << info.nnz
       << ")\n"
       << std::setprecision(4) << "train time " << info.seconds << " s\n";
+  if (heldout) out << "held-out (best epoch) " << describe(*heldout) << '\n';
   if (test) out << "test " << describe(*test) << '\n';
 }
 
@@ -156,12 +164,19 @@ int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>
   if (args.bias >= 0) data = append_bias(data, args.bias);
   if (!args.class_weights.empty()) data.set_class_weights(parse_class_weights(args.class_weights, data.encoder()));
 
-  std::optional<Dataset<Scalar>> test;
-  if (!args.test_file.empty())
-    test = read_dataset<Scalar>(args.test_file, {.zero_based = args.zero_based,
-                                                 .n_features = data_features,
-                                                 .labels = &data.encoder(),
-                                                 .multilabel = data.multilabel()});
+  // Test and held-out files are read with the training features and labels.
+  const auto read_like_training = [&](const std::string& file) {
+    return read_dataset<Scalar>(file, {.zero_based = args.zero_based,
+                                       .n_features = data_features,
+                                       .labels = &data.encoder(),
+                                       .multilabel = data.multilabel()});
+  };
+  std::optional<Dataset<Scalar>> test, heldout;
+  if (!args.test_file.empty()) test = read_like_training(args.test_file);
+  if (!args.heldout_file.empty()) {
+    heldout = read_like_training(args.heldout_file);
+    if (args.bias >= 0) heldout = append_bias(*heldout, args.bias);
+  }
   if (spec.writes_staged(args.fit)) return train_staged(args, spec, data, test);
 
   const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
@@ -176,10 +191,19 @@ int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>
   nlohmann::json out;
   std::optional<Result<Scalar>> result;
   if (!path) {
-    result = fit(data, args.fit, nullptr, callback);
+    std::optional<TestScore> heldout_score;
+    if (heldout) {
+      const HeldoutFitFunction<Scalar> fit_heldout = spec.heldout_fit<Scalar>(args.fit.loss, args.fit.penalty);
+      result = fit_heldout(data, args.fit, *heldout, args.patience.value_or(3), callback);
+      // Scored as the early stop scored it: before finish() marks the bias feature, which the
+      // held-out set carries as a column.
+      heldout_score = score_model(result->model, *heldout);
+    } else {
+      result = fit(data, args.fit, nullptr, callback);
+    }
     const auto score = finish(*result);
-    out = fit_json(*result, args.fit, score);
-    if (!args.json) print_summary(std::cout, *result, args.fit, score);
+    out = fit_json(*result, args.fit, score, heldout_score);
+    if (!args.json) print_summary(std::cout, *result, args.fit, score, heldout_score);
   } else {
     // Regularisation path: λ_max (the smallest λ with W = 0 optimal) down to λ_max·ratio,
     // log-spaced, each solve warm-started from the previous model — in one call when the
@@ -331,6 +355,17 @@ int main(int argc, char** argv) {
                  wrap("evaluate the model on FILE (read with the training features and labels) and report accuracy "
                       "(multiclass) or precision@1 (multilabel) (default: none)"))
       ->type_name("FILE");
+  app.add_option("--heldout", args.heldout_file,
+                 wrap("early stopping on FILE (read like --test), PD-Sparse's -h: after every epoch the model is "
+                      "scored on FILE (accuracy, or precision@1 for multilabel data), the solve stops once the score "
+                      "has not improved for --patience epochs, and the best epoch's model is saved (status "
+                      "stopped_by_callback); --solver fcbcfw (default: none)"))
+      ->type_name("FILE");
+  app.add_option_function<int>(
+         "--patience", [&](int v) { args.patience = v; },
+         wrap("epochs without improvement on --heldout before the solve stops, an integer >= 1 (default 3)"))
+      ->type_name("N")
+      ->check(integer_at_least(1));
   app.add_option("--path", args.path,
                  wrap("solve a regularisation path instead of one lambda: N values from lambda_max (where W = 0 "
                       "becomes optimal) down to lambda_max*RATIO, log-spaced, each warm-started from the previous; "
@@ -359,6 +394,17 @@ int main(int argc, char** argv) {
     only_for("--stages", args.fit.stages.has_value());
     only_for("--features", !args.fit.features.empty());
     only_for("--calibrate", args.fit.calibrate);
+    if (args.patience && args.heldout_file.empty()) throw UsageError("--patience: applies with --heldout only");
+    if (!args.heldout_file.empty()) {
+      if (spec.writes_staged(args.fit) || spec.heldout_fit<double>(args.fit.loss, args.fit.penalty) == nullptr) {
+        std::string takers;
+        for (const auto& s : Registry::solvers())
+          if (!s.heldout_double.empty()) takers += (takers.empty() ? "" : ", ") + s.name;
+        throw UsageError("--heldout: applies to --solver " + takers + " only (its fit returns the best held-out "
+                         "model), not " + spec.name);
+      }
+      if (!args.path.empty()) throw UsageError("--heldout: cannot be combined with --path");
+    }
     if (spec.writes_staged(args.fit)) {
       // A staged model has its own file format and no λ.
       if (!args.path.empty()) throw UsageError("--path: --solver " + spec.name + " has no lambda to vary");

@@ -122,6 +122,18 @@ if "fcbcfw" in registered:
             train_file, model], 1, [r"--intercept", r"--bias"], "fcbcfw with --intercept")
     expect([a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1l2", "--mu", "1",
             train_file, model], 1, [r"fcbcfw", r"accepts", r"l1\|none"], "fcbcfw with l1l2")
+    # --heldout (PD-Sparse's -h): fcbcfw only, not with --path; --patience needs it and is >= 1.
+    fc = [a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1", "--mu", "1e-3"]
+    expect([a.train, "--solver", smooth_default, "--heldout", test_file, train_file, model], 1,
+           [r"--heldout", r"fcbcfw", smooth_default], "--heldout with a solver that cannot return the best model")
+    expect([*fc, "--patience", "2", train_file, model], 1, [r"--patience", r"--heldout"], "--patience alone")
+    expect([*fc, "--heldout", test_file, "--patience", "0", train_file, model], 1, [r"--patience", r">= 1"],
+           "--patience 0")
+    bad_heldout = os.path.join(a.work, "bad_heldout.txt")
+    with open(bad_heldout, "w") as f:
+        f.write("1 1:0.5\n2 3:0.25 4:y\n")
+    expect([*fc, "--heldout", bad_heldout, train_file, model], 2, [re.escape(bad_heldout) + r":2:12: "],
+           "malformed held-out file")
 expect([a.train, "--loss", "crammer-singer", "--penalty", "l1l2", train_file, model], 1 if "fbpd" not in registered else 0,
        [r"--solver auto", r"crammer-singer"] if "fbpd" not in registered else [], "auto with no accepting solver")
 expect([a.train, "--path", "3", "--loss", "crammer-singer", "--penalty", "l1", "--mu", "1", train_file, model], 1,

@@ -66,6 +66,21 @@ if obj and isinstance(obj.get("path"), list):
 else:
     t.check(False, "train --json --path has a 'path' array", repr(obj)[:300])
 
+# --heldout: PD-Sparse's early stop; the best epoch's model is saved and scored on the held-out set
+rc, obj, err = run_json([a.train, "--json", "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1",
+                         "--mu", "1e-3", "--tol", "1e-9", "--heldout", test_file, "--patience", "2", "--test", test_file,
+                         train_file, model])
+t.check(rc == 0, "train --json --heldout exits 0", err)
+check_fields(obj, dict(TRAIN_FIELDS, heldout_accuracy=float, heldout_samples=int, test_accuracy=float),
+             "train --json --heldout")
+if obj:
+    t.check(obj["status"] == "stopped_by_callback", "--heldout: the early stop ends the solve", obj["status"])
+    t.check(obj["heldout_accuracy"] == obj["test_accuracy"] and obj["heldout_samples"] == 1186,
+            "--heldout: the saved model is the one scored (held-out = test file here)", str(obj))
+    rc, pred, err = run_json([a.predict, "--json", test_file, model])
+    t.check(rc == 0 and pred and pred["accuracy"] == obj["heldout_accuracy"],
+            "--heldout: the model file predicts with the best epoch's accuracy", str(pred))
+
 # predict --json
 rc, obj, err = run_json([a.predict, "--json", test_file, model])
 t.check(rc == 0, "predict --json exits 0", err)

@@ -21,6 +21,8 @@ struct FcbcfwFamily {
   static constexpr const char* summary =
       "PD-Sparse fully-corrective block-coordinate Frank-Wolfe on the dual (Yen et al. 2016); stops on the "
       "duality gap";
+  /// Its fit returns the held-out early stop's best model (--heldout).
+  static constexpr bool returns_heldout_best = true;
   /// The dual (14) has no intercept: its Options field must stay false.
   static constexpr bool intercept = false;
   /// The dual needs the ridge term.

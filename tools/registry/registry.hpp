@@ -64,6 +64,7 @@
 
 #include <sparsemc/core/callbacks.hpp>
 #include <sparsemc/data/dataset.hpp>
+#include <sparsemc/model/early_stopping.hpp>
 #include <sparsemc/model/linear_model.hpp>
 #include <sparsemc/model/staged_model.hpp>
 #include <sparsemc/solver/objective.hpp>
@@ -108,6 +109,14 @@ template <class Scalar>
 using FitFunction = Result<Scalar> (*)(const Dataset<Scalar>&, const FitSettings&, const LinearModel<Scalar>*,
                                        ToolCallback&);
 
+/// A type-erased fit with PD-Sparse's held-out early stop (-h/-e): after every epoch the model
+/// is scored on `heldout` (read with the training features and labels), the solve stops once
+/// the score has not improved for `patience` epochs, and the best epoch's model is returned.
+/// Registered only by families whose solver returns that model (`returns_heldout_best`).
+template <class Scalar>
+using HeldoutFitFunction = Result<Scalar> (*)(const Dataset<Scalar>&, const FitSettings&, const Dataset<Scalar>& heldout,
+                                              int patience, ToolCallback&);
+
 /// A type-erased regularisation path for solvers that solve a whole λ grid in one call
 /// (`fit_path`, BlockCD's strong rules): (data, settings, λ grid, callback) → one Result per λ.
 template <class Scalar>
@@ -133,6 +142,9 @@ struct SolverSpec {
   std::string (*requirement)(const FitSettings&) = nullptr;  ///< "" when the settings suit it
   std::map<std::pair<std::string, std::string>, FitFunction<float>> fit_float;
   std::map<std::pair<std::string, std::string>, FitFunction<double>> fit_double;
+  /// Families whose solver returns the held-out best model: the early-stopped fit.
+  std::map<std::pair<std::string, std::string>, HeldoutFitFunction<float>> heldout_float;
+  std::map<std::pair<std::string, std::string>, HeldoutFitFunction<double>> heldout_double;
   /// Families whose solver has `fit_path`: the whole-grid path, per (loss, penalty).
   std::map<std::pair<std::string, std::string>, PathFunction<float>> path_float;
   std::map<std::pair<std::string, std::string>, PathFunction<double>> path_double;
@@ -161,6 +173,11 @@ struct SolverSpec {
   template <class Scalar>
   [[nodiscard]] FitFunction<Scalar> fit(const std::string& loss, const std::string& penalty) const {
     return look_up(of_scalar<Scalar>(fit_float, fit_double), loss, penalty);
+  }
+  /// The held-out early-stopped fit for a (loss, penalty) pair; null when not offered.
+  template <class Scalar>
+  [[nodiscard]] HeldoutFitFunction<Scalar> heldout_fit(const std::string& loss, const std::string& penalty) const {
+    return look_up(of_scalar<Scalar>(heldout_float, heldout_double), loss, penalty);
   }
   /// The whole-grid path for a (loss, penalty) pair; null when the family solves paths by a
   /// sequence of warm-started fits.
@@ -340,6 +357,16 @@ Result<Scalar> fit_with(const Dataset<Scalar>& data, const FitSettings& s, const
   return result;
 }
 
+template <class Family, class Loss, class Penalty, class Scalar>
+Result<Scalar> fit_heldout(const Dataset<Scalar>& data, const FitSettings& s, const Dataset<Scalar>& heldout,
+                           int patience, ToolCallback& callback) {
+  const auto solver = make_solver<Family, Loss, Penalty>(s);
+  HeldoutEarlyStop<Scalar> early(heldout.csr(), heldout.labels().view(), patience);
+  Result<Scalar> result = solver.fit(data.template problem<Family::layout>(), callback, early);
+  finish_result<Family>(result, data);
+  return result;
+}
+
 /// The path every family with `fit_path` uses: the solver built as in fit_with (λ = the grid's
 /// first), the grid solved in one call, each result relabelled and stamped.
 template <class Family, class Loss, class Penalty, class Scalar>
@@ -363,6 +390,10 @@ void fill_tables(SolverSpec& spec, TypeList<Losses...>, TypeList<Penalties...>) 
       const std::pair<std::string, std::string> key{std::string(Loss::name), std::string(Penalty::name)};
       spec.fit_float[key] = &fit_with<Family, Loss, Penalty, float>;
       spec.fit_double[key] = &fit_with<Family, Loss, Penalty, double>;
+      if constexpr (requires { requires Family::returns_heldout_best; }) {
+        spec.heldout_float[key] = &fit_heldout<Family, Loss, Penalty, float>;
+        spec.heldout_double[key] = &fit_heldout<Family, Loss, Penalty, double>;
+      }
       using Solver = typename Family::template Solver<Loss, Penalty>;
       if constexpr (requires(const Solver& solver, const CscProblem<double, std::int32_t>& csc,
                              std::span<const double> grid, ToolCallback& cb) { solver.fit_path(csc, grid, cb); }) {
