@@ -186,6 +186,7 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
   start = cpu_seconds();
   to_target.start = start;
   FcbcfwSolution<Scalar> solution;
+  double heldout_accuracy = std::numeric_limits<double>::quiet_NaN();
   if (heldout) {  // PD-Sparse's -h/-e: the model of the best held-out epoch
     HeldoutEarlyStop<Scalar> early(heldout->csr(), heldout->labels().view(), 3);
     const auto r = solver.fit(train.template problem<Eigen::RowMajor>(), to_target, early);
@@ -203,6 +204,7 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
       solution.weight_ptr[static_cast<std::size_t>(j) + 1] = static_cast<std::int64_t>(solution.weight.size());
     }
     solution.info = r.info;
+    heldout_accuracy = early.best_score();
   } else {  // sparse W throughout: nothing of size d×K
     solution = solver.solve(train.template problem<Eigen::RowMajor>(), to_target);
   }
@@ -214,6 +216,7 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
               static_cast<long long>(info.epochs), info.objective, info.measure,
               static_cast<long long>(solution.weight.size()), static_cast<long long>(info.nnz_rows), to_target.reached,
               static_cast<long long>(to_target.epoch));
+  if (heldout) std::printf(" heldout_accuracy=%.4f", heldout_accuracy);
   if (test) std::printf(" test_accuracy=%.4f", accuracy(solution, train.encoder(), *test));
   std::printf("\n");
   return 0;
