@@ -5,11 +5,13 @@
 //   example_pdsparse_extreme TRAIN [TEST] [C] [λ']  a LIBSVM file (PD-Sparse's -c and -l)
 //
 // Objective (1) with the Crammer–Singer loss and the elastic net; PD-Sparse's C and λ' map to
-// μ = 1/(Cn), λ = λ'/(Cn). `solve` keeps W and the dual α sparse end to end.
+// μ = 1/(Cn), λ = λ'/(Cn). `solve` keeps W and the dual α sparse end to end. With generated
+// data, a second fit stops early on a held-out set (PD-Sparse's -h) and returns its best epoch.
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/data/dataset.hpp>
 #include <sparsemc/io/libsvm.hpp>
 #include <sparsemc/loss/crammer_singer.hpp>
+#include <sparsemc/model/early_stopping.hpp>
 #include <sparsemc/penalty/l1.hpp>
 #include <sparsemc/solver/fcbcfw/fcbcfw.hpp>
 
@@ -21,11 +23,14 @@
 
 namespace {
 
-// Each class owns 8 signature features; a sample draws 15 of its 20 features from its class's.
-sparsemc::Dataset<double> generate(std::int32_t n, std::int32_t d, sparsemc::ClassIndex K, std::uint64_t seed) {
-  sparsemc::Rng rng(seed);
+// Each class owns 8 signature features (drawn from `classes_seed`); a sample draws 15 of its 20
+// features from its class's (the samples from `samples_seed`).
+sparsemc::Dataset<double> generate(std::int32_t n, std::int32_t d, sparsemc::ClassIndex K, std::uint64_t classes_seed,
+                                   std::uint64_t samples_seed) {
+  sparsemc::Rng classes(classes_seed);
   std::vector<std::int32_t> signature(static_cast<std::size_t>(K) * 8);
-  for (auto& j : signature) j = static_cast<std::int32_t>(sparsemc::uniform_index(rng, static_cast<std::uint64_t>(d)));
+  for (auto& j : signature) j = static_cast<std::int32_t>(sparsemc::uniform_index(classes, static_cast<std::uint64_t>(d)));
+  sparsemc::Rng rng(samples_seed);
   std::vector<Eigen::Triplet<double>> triplets;
   std::vector<sparsemc::ClassIndex> y(static_cast<std::size_t>(n));
   for (std::int32_t i = 0; i < n; ++i) {
@@ -47,7 +52,7 @@ sparsemc::Dataset<double> generate(std::int32_t n, std::int32_t d, sparsemc::Cla
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto train = argc > 1 ? sparsemc::io::read_libsvm<double>(argv[1]) : generate(4000, 20000, 2000, 1);
+  const auto train = argc > 1 ? sparsemc::io::read_libsvm<double>(argv[1]) : generate(4000, 20000, 2000, 1, 2);
   const double C = argc > 3 ? std::atof(argv[3]) : 1.0, lambda_pd = argc > 4 ? std::atof(argv[4]) : 0.1;
   const double n = train.n_samples();
 
@@ -75,6 +80,18 @@ int main(int argc, char** argv) {
     double hits = 0;
     for (std::size_t i = 0; i < predicted.size(); ++i) hits += predicted[i] == test.labels().view().single(i);
     std::printf("test accuracy %.4f\n", hits / static_cast<double>(predicted.size()));
+  } else if (argc == 1) {
+    // PD-Sparse's -h: score every epoch on held-out samples of the same classes, stop after 3
+    // epochs without improvement, return the best epoch's model (status stopped_by_callback).
+    const auto heldout = generate(1000, 20000, 2000, 1, 3);
+    sparsemc::HeldoutEarlyStop<double> early(heldout.csr(), heldout.labels().view(), 3);
+    const sparsemc::FCBCFW<sparsemc::CrammerSinger, sparsemc::L1> long_run(
+        {}, {.lambda = lambda_pd / (C * n), .mu = 1.0 / (C * n)}, {.tol = 1e-6, .max_epochs = 200});
+    const auto best = long_run.fit(train.problem<Eigen::RowMajor>(), early);
+    std::printf("held-out early stop: %s after %lld epochs, held-out accuracy %.4f (epoch %lld), %lld nonzero weights\n",
+                std::string(sparsemc::to_string(best.info.status)).c_str(), static_cast<long long>(best.info.epochs),
+                early.best_score(), static_cast<long long>(early.best_report().epoch),
+                static_cast<long long>(best.model.nnz()));
   }
   return info.status == sparsemc::Status::numerical_issue ? 3 : 0;
 }
