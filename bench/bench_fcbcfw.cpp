@@ -75,7 +75,10 @@ CsrMatrix<double> generate(std::int64_t n, std::int64_t d, ClassIndex K, int per
     }
     std::vector<double> values(cols.size());
     double norm = 0;
-    for (auto& v : values) norm += (v = 0.5 + uniform_real(rng)) * v;
+    for (auto& v : values) {
+      v = 0.5 + uniform_real(rng);
+      norm += v * v;
+    }
     for (std::size_t r = 0; r < cols.size(); ++r) triplets.emplace_back(i, cols[r], values[r] / std::sqrt(norm));
   }
   CsrMatrix<double> X(n, d);

@@ -3,7 +3,7 @@
 # Sourced by scripts/run.sh and scripts/test.sh.
 SPARSEMC_BUILD_PACKAGES=(cmake ninja-build g++ libeigen3-dev zlib1g-dev libbz2-dev libcli11-dev nlohmann-json3-dev)
 SPARSEMC_TEST_PACKAGES=(catch2 libbenchmark-dev liblinear-tools python3-numpy python3-scipy python3-sklearn
-                        python3-matplotlib python3-cvxopt)
+                        python3-matplotlib python3-cvxopt clang)
 sparsemc_install_deps() {
   local packages=("$@")
   local missing=()

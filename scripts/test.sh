@@ -2,7 +2,8 @@
 # The README's test command: installs what is missing, then builds and runs everything CI checks:
 #   1. the test suite in Release, then again under AddressSanitizer + UBSan (preset asan);
 #   2. every example program;
-#   3. an install into a temporary prefix and the downstream find_package(sparsemc) example;
+#   3. an install into a temporary prefix and the downstream find_package(sparsemc) example,
+#      built with g++ and with clang;
 #   4. the benchmarks in their smoke form.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,11 @@ cmake --install build/release --prefix "$prefix" >/dev/null
 cmake -S examples/downstream -B "$prefix/downstream-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/downstream-build" >/dev/null
 "$prefix/downstream-build/downstream"
+# The same project built with clang: the installed headers must compile with both compilers.
+cmake -S examples/downstream -B "$prefix/downstream-clang" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+cmake --build "$prefix/downstream-clang" >/dev/null
+"$prefix/downstream-clang/downstream"
 
 echo "== Benchmarks (smoke)"
 for bench in build/release/bench/bench_*; do

@@ -22,7 +22,11 @@ void check_smooth_kernel(bool multilabel) {
   const Index n = 37, d = 11;
   RandomProblem<Scalar> rp(n, d, K, 0.35, 3, true, multilabel);
   const auto problem = rp.problem();
-  auto [W, b] = random_point<Scalar>(d, K, 17);
+  // References, not a structured binding: the lambda below captures them (clang 14 cannot
+  // capture bindings).
+  auto point = random_point<Scalar>(d, K, 17);
+  auto& W = point.first;
+  auto& b = point.second;
   std::vector<Index> rows(static_cast<std::size_t>(n));
   std::iota(rows.begin(), rows.end(), Index(0));
   const std::vector<Scalar> ones(static_cast<std::size_t>(n), Scalar(1));

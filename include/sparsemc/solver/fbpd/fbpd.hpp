@@ -444,12 +444,11 @@ class FBPD {
     st.g_b.resize(K_b);
     st.g_b_prev.resize(K_b);
     st.omega.resize(static_cast<std::size_t>(n));
-    double omega_norm2 = 0.0, F0 = 0.0;
+    double F0 = 0.0;
     Eigen::Index n_active = 0;
     for (Eigen::Index i = 0; i < n; ++i) {
       const double w = static_cast<double>(problem.weight(static_cast<Index>(i))) / static_cast<double>(n);
       st.omega[static_cast<std::size_t>(i)] = static_cast<Scalar>(w);
-      omega_norm2 += w * w;
       F0 += w;  // ℓ_CS(0) = 1 for every sample when K ≥ 2
       n_active += w > 0.0 ? 1 : 0;
     }
