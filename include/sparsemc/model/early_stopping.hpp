@@ -58,22 +58,11 @@ class HeldoutEarlyStop {
 
   /// Fraction of held-out samples whose first top-scoring class belongs to their class set.
   [[nodiscard]] double held_out_score(const LinearModel<Scalar>& model) const {
-    const auto K = static_cast<Eigen::Index>(model.n_classes());
-    Eigen::Matrix<double, 1, Eigen::Dynamic> z(K);
+    const std::vector<ClassIndex> top = model.predict_classes(X_);
     std::int64_t hits = 0;
-    for (Index i = 0; i < X_.rows(); ++i) {
-      z.setZero();
-      if (model.has_intercept()) z += model.intercept().transpose().template cast<double>();
-      for (auto [j, x] : X_.outer(i)) {
-        const std::int64_t r = model.row_of_feature(static_cast<std::int64_t>(j));
-        if (r < 0) continue;
-        for (auto [k, w] : model.row(static_cast<std::size_t>(r))) z[k] += static_cast<double>(x) * static_cast<double>(w);
-      }
-      Eigen::Index top = 0;
-      if (K > 0) z.maxCoeff(&top);
-      for (ClassIndex k : y_[static_cast<std::size_t>(i)]) hits += (k == top) ? 1 : 0;
-    }
-    return X_.rows() > 0 ? static_cast<double>(hits) / static_cast<double>(X_.rows()) : 0.0;
+    for (std::size_t i = 0; i < top.size(); ++i)
+      for (ClassIndex k : y_[i]) hits += (k == top[i]) ? 1 : 0;
+    return top.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(top.size());
   }
 
  private:

@@ -49,6 +49,12 @@ concept KeepsBestModel = requires(const Callback& cb) {
   cb.best_report();
 };
 
+namespace detail::fcbcfw {
+/// Whether any of the callbacks keeps its own best model.
+template <class Scalar, class... Callbacks>
+inline constexpr bool any_keeps_best = (KeepsBestModel<Callbacks, Scalar> || ... || false);
+}  // namespace detail::fcbcfw
+
 /// What `FCBCFW::solve` returns: W and α in sparse form (nothing of size d×K or n×K), and the
 /// information block. `fit` turns it into a LinearModel.
 template <RealScalar Scalar>
@@ -354,7 +360,6 @@ class FCBCFW {
     Run<Scalar, Index> r{detail::fcbcfw::Engine<Scalar, Index>(problem, settings(problem)), {}};
     if (initial != nullptr) r.engine.seed_active_sets(*initial);
     notify_begin(callbacks...);
-    constexpr bool keeps_best = (KeepsBestModel<Callbacks, Scalar> || ... || false);
     r.info = r.engine.run([&](const EpochReport& report) {
       if (options_.verbose)
         std::cerr << "fcbcfw epoch " << report.epoch << "  objective " << report.objective << "  gap "
@@ -368,7 +373,7 @@ class FCBCFW {
             return m;
           },
           callbacks...);
-    }, may_return_kept && keeps_best);
+    }, may_return_kept && detail::fcbcfw::any_keeps_best<Scalar, Callbacks...>);
     return r;
   }
 
@@ -395,7 +400,7 @@ class FCBCFW {
       // An epoch without a gap evaluation: its objective now, its gap is unknown (NaN).
       result.info.objective = std::isnan(best_report->objective) ? engine.objective_of(*best) : best_report->objective;
       result.info.measure = best_report->measure;
-    } else if (info.status == Status::stopped_by_callback && (KeepsBestModel<Callbacks, Scalar> || ... || false)) {
+    } else if (info.status == Status::stopped_by_callback && detail::fcbcfw::any_keeps_best<Scalar, Callbacks...>) {
       // The keeping callback kept nothing: the last iterate, which run() left unevaluated.
       result.info.objective = engine.objective_of(result.model);
       result.info.measure = std::numeric_limits<double>::quiet_NaN();
