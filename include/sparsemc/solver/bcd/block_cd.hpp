@@ -34,6 +34,7 @@
 #include "../../model/linear_model.hpp"
 #include "../../penalty/concepts.hpp"
 #include "../objective.hpp"
+#include "../solver_base.hpp"
 #include "detail/loss_state.hpp"
 #include "richtarik_takac.hpp"
 #include "tseng_yun.hpp"
@@ -149,6 +150,9 @@ struct BlockCDOptions {
 /// **Reproducibility**: the only randomness is the block order, drawn from `Rng(seed)` with
 /// sparsemc's own uniform draws and shuffle; a given seed reproduces the result bit for bit.
 ///
+/// **Warm start** (`fit(problem, initial)`): W starts at initial's weights (same d and K), b at its
+/// intercept when fit_intercept is set (ignored otherwise).
+///
 /// The returned model has class labels 0..K−1 (the Problem carries class indices only), or the
 /// labels of the warm-start model. `info.objective` is F of (1) recomputed exactly at the
 /// returned model (objective.hpp); `info.measure` is the last epoch's relative measure.
@@ -165,7 +169,10 @@ struct BlockCDOptions {
 ///   auto refined = next.fit(train.problem<Eigen::ColMajor>(), result.model);
 /// \endcode
 template <class Loss, class Penalty, class StepRule = TsengYun>
-class BlockCD {
+class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss, Penalty, BlockCDOptions<StepRule>> {
+  using Base = detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss, Penalty, BlockCDOptions<StepRule>>;
+  friend Base;
+
  public:
   using Options = BlockCDOptions<StepRule>;
   using loss_type = Loss;
@@ -174,30 +181,9 @@ class BlockCD {
   /// The registered solver name ("bcd-ls" or "bcd-cst"): provenance, tools.
   static constexpr std::string_view name = StepRule::name;
 
-  BlockCD(Loss loss, Penalty penalty) : BlockCD(std::move(loss), std::move(penalty), Options{}) {}
-  BlockCD(Loss loss, Penalty penalty, Options options)
-      : loss_(std::move(loss)), penalty_(std::move(penalty)), options_(std::move(options)) {
-    options_.validate();
-  }
+  BlockCD(Loss loss, Penalty penalty, Options options = {})
+      : Base(std::move(loss), std::move(penalty), std::move(options)) {}
 
-  [[nodiscard]] const Loss& loss() const noexcept { return loss_; }
-  [[nodiscard]] const Penalty& penalty() const noexcept { return penalty_; }
-  [[nodiscard]] const Options& options() const noexcept { return options_; }
-
-  /// Solves (1) from W = 0, b = 0; callbacks run once per epoch (core/callbacks.hpp).
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-    requires(!(std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> || ...))
-  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, Callbacks&&... callbacks) const {
-    return run(problem, static_cast<const LinearModel<Scalar>*>(nullptr), callbacks...);
-  }
-
-  /// Solves (1) warm-started from `initial` (same d and K; its intercept is used when
-  /// fit_intercept is set and ignored otherwise).
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>& initial,
-                     Callbacks&&... callbacks) const {
-    return run(problem, &initial, callbacks...);
-  }
 
   /// Solves (1) for each λ of `lambdas` in turn (the penalty's λ replaced, its μ and every
   /// option kept), each solve warm-started from the previous one, from W = 0, b = 0 for the
@@ -726,9 +712,9 @@ class BlockCD {
     }
   }
 
-  Loss loss_;
-  Penalty penalty_;
-  Options options_;
+  using Base::loss_;
+  using Base::options_;
+  using Base::penalty_;
 };
 
 }  // namespace sparsemc

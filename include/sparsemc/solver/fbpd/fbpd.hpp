@@ -39,6 +39,7 @@
 #include "../../prox/epigraph_max.hpp"
 #include "../../prox/simplex.hpp"
 #include "../objective.hpp"
+#include "../solver_base.hpp"
 #include "detail/preconditioner.hpp"
 #include "detail/regulariser.hpp"
 #include "detail/sample_pass.hpp"
@@ -243,8 +244,10 @@ struct FbpdOptions {
 ///
 /// Layout: CSR problems (fused pass) or CSC (two Eigen products per iteration). Float and
 /// double, int32 and int64 indices; sums in double. Crammer–Singer needs multiclass data; the
-/// constrained form needs Crammer–Singer. The returned model's labels are 0..K−1 (or the warm
-/// start's); `objective` is F of (1) at the returned model with the penalty's λ, μ (also for
+/// constrained form needs Crammer–Singer. A warm start (`fit(problem, initial)`, same d and K)
+/// starts W at initial's weights, b at its intercept when fit_intercept is set, and the dual at
+/// the loss subgradient there (Algorithm 1) or at 0. The returned model's labels are 0..K−1 (or
+/// the warm start's); `objective` is F of (1) at the returned model with the penalty's λ, μ (also for
 /// `Constrained`, where it equals η + g(W) when the constraint is active).
 ///
 /// \code
@@ -260,7 +263,10 @@ struct FbpdOptions {
 ///   Result<double> same = epi.fit(problem);                      // Algorithm 2: the same W
 /// \endcode
 template <class Loss, class Penalty, class Formulation = Regularized>
-class FBPD {
+class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, Penalty, FbpdOptions> {
+  using Base = detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, Penalty, FbpdOptions>;
+  friend Base;
+
   static_assert(std::same_as<Formulation, Regularized> || std::same_as<Formulation, Constrained>,
                 "FBPD's third parameter is the formulation: sparsemc::Regularized (Algorithm 1) or "
                 "sparsemc::Constrained (Algorithm 2)");
@@ -276,34 +282,13 @@ class FBPD {
                 "FBPD<Loss, Penalty, Constrained> needs the Crammer-Singer loss: the epigraph of a smooth loss "
                 "has no closed-form projection (use the Regularized formulation)");
 
-  FBPD(Loss loss, Penalty penalty) : FBPD(std::move(loss), std::move(penalty), Options{}) {}
   /// Validates the options, λ, μ ≥ 0 finite and, for `Constrained`, η.
-  FBPD(Loss loss, Penalty penalty, Options options)
-      : loss_(std::move(loss)), penalty_(std::move(penalty)), options_(std::move(options)) {
-    options_.validate();
+  FBPD(Loss loss, Penalty penalty, Options options = {})
+      : Base(std::move(loss), std::move(penalty), std::move(options)) {
     if (!(penalty_.lambda >= 0.0) || !std::isfinite(penalty_.lambda)) detail::fail_option("lambda", "finite and >= 0", penalty_.lambda);
     if (!(penalty_.mu >= 0.0) || !std::isfinite(penalty_.mu)) detail::fail_option("mu", "finite and >= 0", penalty_.mu);
     if (constrained && std::isnan(options_.eta))
       detail::fail_option("eta", "set (finite and >= 0) for the constrained formulation", options_.eta);
-  }
-
-  [[nodiscard]] const Loss& loss() const noexcept { return loss_; }
-  [[nodiscard]] const Penalty& penalty() const noexcept { return penalty_; }
-  [[nodiscard]] const Options& options() const noexcept { return options_; }
-
-  /// Solves from W = 0, b = 0; callbacks run once per iteration (core/callbacks.hpp).
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-    requires(!(std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> || ...))
-  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, Callbacks&&... callbacks) const {
-    return run(problem, static_cast<const LinearModel<Scalar>*>(nullptr), callbacks...);
-  }
-
-  /// Solves warm-started from `initial` (same d and K; its intercept is used when fit_intercept
-  /// is set). The dual starts from the loss subgradient at `initial` (Algorithm 1) or 0.
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>& initial,
-                     Callbacks&&... callbacks) const {
-    return run(problem, &initial, callbacks...);
   }
 
  private:
@@ -1052,9 +1037,9 @@ class FBPD {
     return result;
   }
 
-  Loss loss_;
-  Penalty penalty_;
-  Options options_;
+  using Base::loss_;
+  using Base::options_;
+  using Base::penalty_;
 };
 
 }  // namespace sparsemc

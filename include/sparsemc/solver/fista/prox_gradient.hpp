@@ -29,6 +29,7 @@
 #include "../../model/linear_model.hpp"
 #include "../../penalty/concepts.hpp"
 #include "../objective.hpp"
+#include "../solver_base.hpp"
 
 namespace sparsemc {
 
@@ -151,6 +152,9 @@ struct ProxGradientOptions {
 /// allocate nothing (if the policies do not). One iteration costs two sparse × dense products
 /// (O(nnz(X)·K)) plus one more XW per extra backtracking trial, and O((n + d)K) dense work.
 ///
+/// **Warm start** (`fit(problem, initial)`): W starts at initial's weights (same d and K), b at its
+/// intercept when fit_intercept is set (ignored otherwise).
+///
 /// The returned model has class labels 0..K−1 (the Problem carries class indices only; callers
 /// with a LabelEncoder relabel), or the labels of the warm-start model.
 ///
@@ -166,36 +170,17 @@ struct ProxGradientOptions {
 ///   auto warm = solver.fit(data.problem<Eigen::RowMajor>(), result.model);   // stops at once
 /// \endcode
 template <class Loss, class Penalty>
-class ProxGradient {
+class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss, Penalty, ProxGradientOptions> {
+  using Base = detail::SolverBase<ProxGradient<Loss, Penalty>, Loss, Penalty, ProxGradientOptions>;
+  friend Base;
+
  public:
   using Options = ProxGradientOptions;
   /// The registered solver name (provenance, tools).
   static constexpr std::string_view name = "fista";
 
-  ProxGradient(Loss loss, Penalty penalty) : ProxGradient(std::move(loss), std::move(penalty), Options{}) {}
-  ProxGradient(Loss loss, Penalty penalty, Options options)
-      : loss_(std::move(loss)), penalty_(std::move(penalty)), options_(std::move(options)) {
-    options_.validate();
-  }
-
-  [[nodiscard]] const Loss& loss() const noexcept { return loss_; }
-  [[nodiscard]] const Penalty& penalty() const noexcept { return penalty_; }
-  [[nodiscard]] const Options& options() const noexcept { return options_; }
-
-  /// Solves (1) from W = 0 (b = 0); callbacks run once per iteration (core/callbacks.hpp).
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-    requires(!(std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> || ...))
-  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, Callbacks&&... callbacks) const {
-    return run(problem, static_cast<const LinearModel<Scalar>*>(nullptr), callbacks...);
-  }
-
-  /// Solves (1) warm-started from `initial` (same d and K; its intercept is used when
-  /// fit_intercept is set and ignored otherwise).
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>& initial,
-                     Callbacks&&... callbacks) const {
-    return run(problem, &initial, callbacks...);
-  }
+  ProxGradient(Loss loss, Penalty penalty, Options options = {})
+      : Base(std::move(loss), std::move(penalty), std::move(options)) {}
 
  private:
   /// Preallocated iterates: W_k, W_{k−1}, Y_k, the trial point and the gradient (d × K); their
@@ -451,9 +436,9 @@ class ProxGradient {
     return result;
   }
 
-  Loss loss_;
-  Penalty penalty_;
-  Options options_;
+  using Base::loss_;
+  using Base::options_;
+  using Base::penalty_;
 };
 
 }  // namespace sparsemc

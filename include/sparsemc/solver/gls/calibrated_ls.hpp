@@ -27,6 +27,7 @@
 #include "../../loss/least_squares.hpp"
 #include "../../model/staged_model.hpp"
 #include "../../penalty/none.hpp"
+#include "../solver_base.hpp"
 #include "detail/calibration.hpp"
 #include "detail/core.hpp"
 
@@ -93,47 +94,18 @@ struct CalibratedLSOptions {
 ///   StagedResult<double> result = solver.fit(problem);     // CsrProblem, CscProblem or DenseProblem
 ///   auto yhat = result.model.predict(test.csr());
 /// \endcode
-class CalibratedLS {
+class CalibratedLS : public detail::SolverBase<CalibratedLS, LeastSquares, NoPenalty, CalibratedLSOptions, StagedModel, StagedResult, true> {
+  using Base = detail::SolverBase<CalibratedLS, LeastSquares, NoPenalty, CalibratedLSOptions, StagedModel, StagedResult, true>;
+  friend Base;
+
  public:
   using Options = CalibratedLSOptions;
   /// The registered solver name (provenance, tools).
   static constexpr std::string_view name = "gls-cal";
 
-  CalibratedLS(LeastSquares loss, NoPenalty ridge) : CalibratedLS(loss, ridge, Options{}) {}
-  CalibratedLS(LeastSquares loss, NoPenalty ridge, Options options) : loss_(loss), ridge_(ridge), options_(options) {
-    options_.validate();
-    detail::require_nonnegative("mu", ridge_.mu);
-    detail::require_finite("mu", ridge_.mu);
-  }
-
-  [[nodiscard]] const LeastSquares& loss() const noexcept { return loss_; }
-  [[nodiscard]] const NoPenalty& penalty() const noexcept { return ridge_; }
-  [[nodiscard]] const Options& options() const noexcept { return options_; }
-
-  /// Runs Algorithm 2 from Ŷ = 0 on a sparse problem; callbacks run once per iteration (a
-  /// callback's end_epoch may take the current `StagedModel`).
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-    requires(!(std::same_as<std::remove_cvref_t<Callbacks>, StagedModel<Scalar>> || ...))
-  StagedResult<Scalar> fit(const Problem<Scalar, Index, Order>& problem, Callbacks&&... callbacks) const {
-    return run(problem, static_cast<const StagedModel<Scalar>*>(nullptr), callbacks...);
-  }
-  /// Continues the chain of `initial` (same d and K): Ŷ⁽⁰⁾ = initial's predictions.
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  StagedResult<Scalar> fit(const Problem<Scalar, Index, Order>& problem, const StagedModel<Scalar>& initial,
-                           Callbacks&&... callbacks) const {
-    return run(problem, &initial, callbacks...);
-  }
-  /// Runs Algorithm 2 from Ŷ = 0 on a dense problem.
-  template <RealScalar Scalar, class... Callbacks>
-    requires(!(std::same_as<std::remove_cvref_t<Callbacks>, StagedModel<Scalar>> || ...))
-  StagedResult<Scalar> fit(const DenseProblem<Scalar>& problem, Callbacks&&... callbacks) const {
-    return run(problem, static_cast<const StagedModel<Scalar>*>(nullptr), callbacks...);
-  }
-  /// Continues the chain of `initial` on a dense problem.
-  template <RealScalar Scalar, class... Callbacks>
-  StagedResult<Scalar> fit(const DenseProblem<Scalar>& problem, const StagedModel<Scalar>& initial,
-                           Callbacks&&... callbacks) const {
-    return run(problem, &initial, callbacks...);
+  CalibratedLS(LeastSquares loss, NoPenalty ridge, Options options = {}) : Base(loss, ridge, std::move(options)) {
+    detail::require_nonnegative("mu", penalty_.mu);
+    detail::require_finite("mu", penalty_.mu);
   }
 
  private:
@@ -165,7 +137,7 @@ class CalibratedLS {
     double E = detail::gls::square_loss(Yhat, Y, c);
     const double scale = E0 > 0.0 ? E0 : 1.0;
 
-    const auto P = detail::gls::factorise(detail::gls::second_moment(problem, intercept), 1.0, ridge_.mu, d,
+    const auto P = detail::gls::factorise(detail::gls::second_moment(problem, intercept), 1.0, penalty_.mu, d,
                                           options_.gram_ridge);
     ClassMatrix<Scalar> D(n, K), G(p, K), W(p, K), Ytilde(n, K), U;
     detail::gls::SquareMatrix<Scalar> Z(p, K);
@@ -222,7 +194,7 @@ class CalibratedLS {
     provenance.penalty = std::string(NoPenalty::name);
     provenance.solver = std::string(name);
     provenance.lambda = 0.0;
-    provenance.mu = ridge_.mu;
+    provenance.mu = penalty_.mu;
     provenance.status = std::string(to_string(status));
     StagedResult<Scalar> result{std::move(model), {}};
     auto& info = result.info;
@@ -236,9 +208,9 @@ class CalibratedLS {
     return result;
   }
 
-  LeastSquares loss_;
-  NoPenalty ridge_;
-  Options options_;
+  using Base::loss_;
+  using Base::options_;
+  using Base::penalty_;
 };
 
 }  // namespace sparsemc

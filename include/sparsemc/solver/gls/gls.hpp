@@ -30,6 +30,7 @@
 #include "../../loss/logistic.hpp"
 #include "../../model/linear_model.hpp"
 #include "../../penalty/none.hpp"
+#include "../solver_base.hpp"
 #include "detail/core.hpp"
 
 namespace sparsemc {
@@ -142,53 +143,25 @@ struct GLSOptions {
 ///   auto ridge = GLS(LeastSquares{}, NoPenalty{.mu = 1e-3}).fit(problem);   // one step
 /// \endcode
 template <class Link>
-class GLS {
+class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, LinearModel, Result, true> {
+  using Base = detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, LinearModel, Result, true>;
+  friend Base;
+
  public:
   using Options = GLSOptions;
   /// The registered solver name (provenance, tools).
   static constexpr std::string_view name = "gls";
 
-  GLS(Link link, NoPenalty ridge) : GLS(std::move(link), ridge, Options{}) {}
-  GLS(Link link, NoPenalty ridge, Options options) : link_(std::move(link)), ridge_(ridge), options_(options) {
-    options_.validate();
-    detail::require_nonnegative("mu", ridge_.mu);
-    detail::require_finite("mu", ridge_.mu);
+  GLS(Link link, NoPenalty ridge, Options options = {}) : Base(std::move(link), ridge, std::move(options)) {
+    detail::require_nonnegative("mu", penalty_.mu);
+    detail::require_finite("mu", penalty_.mu);
   }
-
-  [[nodiscard]] const Link& loss() const noexcept { return link_; }
-  [[nodiscard]] const NoPenalty& penalty() const noexcept { return ridge_; }
-  [[nodiscard]] const Options& options() const noexcept { return options_; }
 
   /// L used in the preconditioner (options().lipschitz, or the loss's curvature bound).
   template <RealScalar Scalar>
   [[nodiscard]] double lipschitz(ClassIndex K) const {
     return options_.lipschitz > 0.0 ? options_.lipschitz
                                     : static_cast<double>(Link::template curvature_bound<Scalar>(K));
-  }
-
-  /// Solves (1) from W = 0 (b = 0) on a sparse problem; callbacks run once per iteration.
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-    requires(!(std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> || ...))
-  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, Callbacks&&... callbacks) const {
-    return run(problem, static_cast<const LinearModel<Scalar>*>(nullptr), callbacks...);
-  }
-  /// Warm start from `initial` (same d and K).
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>& initial,
-                     Callbacks&&... callbacks) const {
-    return run(problem, &initial, callbacks...);
-  }
-  /// Solves (1) from W = 0 on a dense problem.
-  template <RealScalar Scalar, class... Callbacks>
-    requires(!(std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> || ...))
-  Result<Scalar> fit(const DenseProblem<Scalar>& problem, Callbacks&&... callbacks) const {
-    return run(problem, static_cast<const LinearModel<Scalar>*>(nullptr), callbacks...);
-  }
-  /// Warm start on a dense problem.
-  template <RealScalar Scalar, class... Callbacks>
-  Result<Scalar> fit(const DenseProblem<Scalar>& problem, const LinearModel<Scalar>& initial,
-                     Callbacks&&... callbacks) const {
-    return run(problem, &initial, callbacks...);
   }
 
  private:
@@ -222,7 +195,7 @@ class GLS {
 
     auto P = detail::gls::factorise(detail::gls::second_moment(problem, intercept, options_.single_precision_gram),
                                           lipschitz<Scalar>(K),
-                                          ridge_.mu, d, options_.gram_ridge);
+                                          penalty_.mu, d, options_.gram_ridge);
     notify_begin(callbacks...);
     const detail::gls::RunSettings settings{options_.tol,         options_.max_epochs, options_.time_limit,
                                             options_.accelerated, options_.verbose,    options_.memory,
@@ -235,16 +208,16 @@ class GLS {
         w[i] = c > Scalar(0) ? Scalar(0.5) * static_cast<Scalar>(n) / c * D.row(i).cwiseAbs().sum() : Scalar(0);
       }
       Q = detail::gls::factorise(detail::gls::second_moment(problem, intercept, options_.single_precision_gram, &w),
-                                 1.0, ridge_.mu, d, options_.gram_ridge);
+                                 1.0, penalty_.mu, d, options_.gram_ridge);
     };
     const auto on_epoch = [&](const EpochReport& report, const ClassMatrix<Scalar>& V) {
       return notify_end_epoch(report, [&] { return make_model(V); }, callbacks...);
     };
     const auto outcome =
         options_.memory > 0
-            ? detail::gls::run_quasi_newton(link_, problem, P, ridge_.mu, settings, W, ClassMatrix<Scalar>(), clock,
+            ? detail::gls::run_quasi_newton(loss_, problem, P, penalty_.mu, settings, W, ClassMatrix<Scalar>(), clock,
                                             on_epoch, refresh)
-            : detail::gls::run(link_, problem, P, ridge_.mu, settings, W, ClassMatrix<Scalar>(), clock, on_epoch);
+            : detail::gls::run(loss_, problem, P, penalty_.mu, settings, W, ClassMatrix<Scalar>(), clock, on_epoch);
 
     Result<Scalar> result{make_model(W), {}};
     auto& provenance = result.model.provenance();
@@ -252,7 +225,7 @@ class GLS {
     provenance.penalty = std::string(NoPenalty::name);
     provenance.solver = std::string(name);
     provenance.lambda = 0.0;
-    provenance.mu = ridge_.mu;
+    provenance.mu = penalty_.mu;
     provenance.status = std::string(to_string(outcome.status));
     if (initial != nullptr) provenance.bias = initial->provenance().bias;
     auto& info = result.info;
@@ -268,9 +241,9 @@ class GLS {
     return result;
   }
 
-  Link link_;
-  NoPenalty ridge_;
-  Options options_;
+  using Base::loss_;
+  using Base::options_;
+  using Base::penalty_;
 };
 
 }  // namespace sparsemc

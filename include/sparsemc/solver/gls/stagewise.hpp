@@ -31,6 +31,7 @@
 #include "../../loss/logistic.hpp"
 #include "../../model/staged_model.hpp"
 #include "../../penalty/none.hpp"
+#include "../solver_base.hpp"
 #include "detail/calibration.hpp"
 #include "detail/core.hpp"
 
@@ -126,7 +127,9 @@ struct StagewiseOptions {
 ///   auto yhat = result.model.predict(test.csr());
 /// \endcode
 template <class Link>
-class Stagewise {
+class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> {
+  using Base = detail::SolverParts<Link, NoPenalty, StagewiseOptions>;
+
   static_assert(std::is_same_v<Link, LeastSquares> || std::is_same_v<Link, Logistic>,
                 "Stagewise fits blocks with the identity link (LeastSquares) or the softmax link (Logistic).");
 
@@ -135,18 +138,12 @@ class Stagewise {
   /// The registered solver name (provenance, tools).
   static constexpr std::string_view name = "stagewise";
 
-  Stagewise(Link link, NoPenalty ridge) : Stagewise(std::move(link), ridge, Options{}) {}
-  Stagewise(Link link, NoPenalty ridge, Options options) : link_(std::move(link)), ridge_(ridge), options_(options) {
-    options_.validate();
-    detail::require_nonnegative("mu", ridge_.mu);
-    detail::require_finite("mu", ridge_.mu);
+  Stagewise(Link link, NoPenalty ridge, Options options = {}) : Base(std::move(link), ridge, std::move(options)) {
+    detail::require_nonnegative("mu", penalty_.mu);
+    detail::require_finite("mu", penalty_.mu);
     if (options_.calibrate && !std::is_same_v<Link, LeastSquares>)
       throw std::invalid_argument("calibrate needs the identity link (Stagewise<LeastSquares>)");
   }
-
-  [[nodiscard]] const Link& loss() const noexcept { return link_; }
-  [[nodiscard]] const NoPenalty& penalty() const noexcept { return ridge_; }
-  [[nodiscard]] const Options& options() const noexcept { return options_; }
 
   /// Runs Algorithm 3 on a sparse problem; callbacks run once per stage.
   template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
@@ -236,7 +233,7 @@ class Stagewise {
     // The training loss part at the predictions (square loss) or scores (logistic loss).
     const auto training_loss = [&](const ClassMatrix<Scalar>& V) {
       if constexpr (identity) return detail::gls::square_loss(V, Y, c);
-      else return detail::gls::link_residual(link_, problem, V, D);
+      else return detail::gls::link_residual(loss_, problem, V, D);
     };
     const double E0 = training_loss(Yhat);
     const double scale = E0 > 0.0 ? E0 : 1.0;
@@ -260,9 +257,9 @@ class Stagewise {
     const auto fit_block = [&](const auto& block) {
       const Eigen::Index p = block.n_features() + (intercept ? 1 : 0);
       ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(p, K);
-      const auto P = detail::gls::factorise(detail::gls::second_moment(block, intercept), L, ridge_.mu,
+      const auto P = detail::gls::factorise(detail::gls::second_moment(block, intercept), L, penalty_.mu,
                                             block.n_features(), options_.gram_ridge);
-      detail::gls::run(link_, block, P, ridge_.mu, settings, W, Yhat, clock, no_callback);
+      detail::gls::run(loss_, block, P, penalty_.mu, settings, W, Yhat, clock, no_callback);
       detail::gls::scores(block, W, Yhat, Ytilde);
       return W;
     };
@@ -345,7 +342,7 @@ class Stagewise {
     provenance.penalty = std::string(NoPenalty::name);
     provenance.solver = std::string(name);
     provenance.lambda = 0.0;
-    provenance.mu = ridge_.mu;
+    provenance.mu = penalty_.mu;
     provenance.status = std::string(to_string(status));
     StagedResult<Scalar> result{std::move(model), {}};
     auto& info = result.info;
@@ -359,9 +356,9 @@ class Stagewise {
     return result;
   }
 
-  Link link_;
-  NoPenalty ridge_;
-  Options options_;
+  using Base::loss_;
+  using Base::options_;
+  using Base::penalty_;
 };
 
 }  // namespace sparsemc

@@ -35,6 +35,7 @@
 #include "../../model/linear_model.hpp"
 #include "../../penalty/concepts.hpp"
 #include "../objective.hpp"
+#include "../solver_base.hpp"
 #include "detail/coordinate_kernel.hpp"
 #include "variants.hpp"
 
@@ -139,6 +140,9 @@ struct SCDOptions {
 /// **Reproducibility**: the draws come from `Rng(seed)` with sparsemc's own uniform integers
 /// and shuffle; a seed reproduces the result bit for bit.
 ///
+/// **Warm start** (`fit(problem, initial)`): W starts at initial's weights (same d and K), b at its
+/// intercept when fit_intercept is set (ignored otherwise); RDA centres its prox-function there.
+///
 /// The returned model has class labels 0..K−1 (or the warm-start model's labels);
 /// `info.objective` is F of (1) recomputed exactly at the returned model (objective.hpp).
 ///
@@ -156,7 +160,10 @@ struct SCDOptions {
 ///   auto averaged = rda.fit(problem, history);
 /// \endcode
 template <class Loss, class Penalty, class Variant = Adaptive>
-class SCD {
+class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty, SCDOptions<Variant>> {
+  using Base = detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty, SCDOptions<Variant>>;
+  friend Base;
+
  public:
   using Options = SCDOptions<Variant>;
   using loss_type = Loss;
@@ -165,30 +172,7 @@ class SCD {
   /// The registered solver name ("scd", "scd-ls" or "scd-rda"): provenance, tools.
   static constexpr std::string_view name = Variant::name;
 
-  SCD(Loss loss, Penalty penalty) : SCD(std::move(loss), std::move(penalty), Options{}) {}
-  SCD(Loss loss, Penalty penalty, Options options)
-      : loss_(std::move(loss)), penalty_(std::move(penalty)), options_(std::move(options)) {
-    options_.validate();
-  }
-
-  [[nodiscard]] const Loss& loss() const noexcept { return loss_; }
-  [[nodiscard]] const Penalty& penalty() const noexcept { return penalty_; }
-  [[nodiscard]] const Options& options() const noexcept { return options_; }
-
-  /// Solves (1) from W = 0, b = 0; callbacks run once per epoch (core/callbacks.hpp).
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-    requires(!(std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> || ...))
-  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, Callbacks&&... callbacks) const {
-    return run(problem, static_cast<const LinearModel<Scalar>*>(nullptr), callbacks...);
-  }
-
-  /// Solves (1) warm-started from `initial` (same d and K; its intercept is used when
-  /// fit_intercept is set and ignored otherwise). RDA centres its prox-function there.
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> fit(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>& initial,
-                     Callbacks&&... callbacks) const {
-    return run(problem, &initial, callbacks...);
-  }
+  SCD(Loss loss, Penalty penalty, Options options = {}) : Base(std::move(loss), std::move(penalty), std::move(options)) {}
 
  private:
   /// The violation is computed exactly whenever the epoch's estimate has fallen to this
@@ -782,9 +766,9 @@ class SCD {
     return result;
   }
 
-  Loss loss_;
-  Penalty penalty_;
-  Options options_;
+  using Base::loss_;
+  using Base::options_;
+  using Base::penalty_;
 };
 
 }  // namespace sparsemc

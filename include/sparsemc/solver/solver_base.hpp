@@ -1,0 +1,86 @@
+#pragma once
+/// \file solver_base.hpp
+/// What the solvers of objective (1) share, written once (the pattern of Eigen's
+/// SparseSolverBase): the loss and penalty policies, the options — validated on construction,
+/// so that a bad field is named before any work — and the entry points
+///
+///     fit(problem, callbacks...)            from W = 0 (b = 0)
+///     fit(problem, initial, callbacks...)   warm-started from `initial` (same d and K)
+///
+/// which forward to the solver's own `run(problem, const Model* initial, callbacks&...)`.
+/// What a solver takes from a warm start is said in its class comment.
+
+#include <concepts>
+#include <type_traits>
+#include <utility>
+
+#include "../core/traits.hpp"
+#include "../data/dense_problem.hpp"
+#include "../data/problem.hpp"
+#include "../model/linear_model.hpp"
+
+namespace sparsemc::detail {
+
+/// The policies and the validated options, with their accessors.
+template <class Loss, class Penalty, class Options>
+class SolverParts {
+ public:
+  [[nodiscard]] const Loss& loss() const noexcept { return loss_; }
+  [[nodiscard]] const Penalty& penalty() const noexcept { return penalty_; }
+  [[nodiscard]] const Options& options() const noexcept { return options_; }
+
+ protected:
+  /// Throws std::invalid_argument naming the first option out of range.
+  SolverParts(Loss loss, Penalty penalty, Options options)
+      : loss_(std::move(loss)), penalty_(std::move(penalty)), options_(std::move(options)) {
+    options_.validate();
+  }
+
+  Loss loss_;
+  Penalty penalty_;
+  Options options_;
+};
+
+/// SolverParts plus the fit entry points of `Solver` (CRTP; Solver befriends its base). Model
+/// is what a fit returns inside `Output` and what a warm start takes (LinearModel, or
+/// StagedModel for the staged solvers); with `AcceptsDense` the same two entry points take a
+/// DenseProblem too.
+template <class Solver, class Loss, class Penalty, class Options, template <class> class Model = LinearModel,
+          template <class> class Output = Result, bool AcceptsDense = false>
+class SolverBase : public SolverParts<Loss, Penalty, Options> {
+ public:
+  /// Solves (1) from W = 0, b = 0; callbacks run once per epoch or iteration (core/callbacks.hpp).
+  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
+    requires(!(std::same_as<std::remove_cvref_t<Callbacks>, Model<Scalar>> || ...))
+  Output<Scalar> fit(const Problem<Scalar, Index, Order>& problem, Callbacks&&... callbacks) const {
+    return solver().run(problem, static_cast<const Model<Scalar>*>(nullptr), callbacks...);
+  }
+
+  /// Solves (1) warm-started from `initial` (same d and K).
+  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
+  Output<Scalar> fit(const Problem<Scalar, Index, Order>& problem, const Model<Scalar>& initial,
+                     Callbacks&&... callbacks) const {
+    return solver().run(problem, &initial, callbacks...);
+  }
+
+  /// The same on a dense problem (solvers that take one).
+  template <RealScalar Scalar, class... Callbacks>
+    requires(AcceptsDense && !(std::same_as<std::remove_cvref_t<Callbacks>, Model<Scalar>> || ...))
+  Output<Scalar> fit(const DenseProblem<Scalar>& problem, Callbacks&&... callbacks) const {
+    return solver().run(problem, static_cast<const Model<Scalar>*>(nullptr), callbacks...);
+  }
+  template <RealScalar Scalar, class... Callbacks>
+    requires AcceptsDense
+  Output<Scalar> fit(const DenseProblem<Scalar>& problem, const Model<Scalar>& initial,
+                     Callbacks&&... callbacks) const {
+    return solver().run(problem, &initial, callbacks...);
+  }
+
+ protected:
+  using SolverParts<Loss, Penalty, Options>::SolverParts;
+
+ private:
+  [[nodiscard]] const Solver& solver() const noexcept { return static_cast<const Solver&>(*this); }
+};
+
+}  // namespace sparsemc::detail
