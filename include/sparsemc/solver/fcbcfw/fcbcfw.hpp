@@ -23,6 +23,7 @@
 #include "../../core/validate.hpp"
 #include "../../data/problem.hpp"
 #include "../../model/linear_model.hpp"
+#include "../solver_base.hpp"
 #include "detail/engine.hpp"
 
 namespace sparsemc {
@@ -81,6 +82,72 @@ struct FcbcfwSolution {
                                                                            weight_class, weight);
     m.provenance() = provenance;
     return m;
+  }
+};
+
+/// Options of `FCBCFW`. Every field has a default; `validate()` names a bad field.
+struct FcbcfwOptions {
+  /// Stop when the relative duality gap (F(W) − D(α))/F(0) ≤ tol (exact, end of every epoch).
+  double tol = 1e-3;
+  /// At most this many passes over the samples (the refit's epochs included).
+  std::int64_t max_epochs = 1000;
+  /// Wall-clock budget in seconds, checked every 256 samples; 0 = none.
+  double time_limit = 0.0;
+  /// Seeds the sample order, the hash permutation π, ties at score 0 and the sampling (24)–(25).
+  std::uint64_t seed = 0;
+  /// Must stay false: the dual (14) has no intercept (append a bias feature instead).
+  bool fit_intercept = false;
+  /// Print one line per epoch to std::cerr.
+  bool verbose = false;
+  /// Greedy search (20), or the bi-stochastic approximation (24)–(25) of §3.2.
+  FcbcfwSearch search = FcbcfwSearch::automatic;
+  /// ν of (24): the number of random class partitions of the bi-stochastic search (paper: 3).
+  int class_partitions = 3;
+  /// d_i/d̃_i of (25), ≥ 1: features sampled per search; 0 = §4.4's rule
+  /// ⌈min(5DK/(C·nnz(X)·log K), nnz(X)/(5n))⌉ with C = 1/(μn).
+  double speedup = 0.0;
+  /// §4.3: after convergence, re-solve without the ℓ1 term on the selected support.
+  bool refit_l2 = false;
+  /// Warm start: negatives per sample seeded into 𝒜_i from the initial model's scores.
+  int warm_start_labels = 10;
+  /// Evaluate the exact gap every this many epochs; 0 = whenever the work since the last
+  /// evaluation reaches twice the work of one (every other epoch with the exact search; see
+  /// the class comment).
+  std::int64_t gap_every = 0;
+  /// Labels the search (20)/(24) returns per iteration (the best ones), initially.
+  int labels_per_search = 1;
+  /// §4.4: after an epoch whose searches read over twice as many entries as the rest of the
+  /// iterations, double labels_per_search (work is counted, so this stays reproducible).
+  bool adapt_labels = true;
+  /// Fully corrective sweeps after each searching pass: up to this many passes that re-solve
+  /// (21)–(22) on the active sets only, without searching (each costs Σ_i nnz(x_i)·|𝒜_i|
+  /// and the sweeps stop once their work reaches half that of the searching pass or a sweep's
+  /// change of α falls below a tenth of the first one's); 0 = Algorithm 1 alone; −1 =
+  /// automatic: 10 while V holds at most 2^16 (class, feature) pairs (cache-resident, where
+  /// a sweep's random reads are cheap: a 2–3× speed-up on dna and letter), 0 beyond (on
+  /// sector the sweeps' reads miss the cache and cost more than they save).
+  int active_sweeps = -1;
+  /// Layout of V and W: sparse rows (the paper's), dense d×K arrays, or by size (see
+  /// FcbcfwStorage); dense needs the exact search.
+  FcbcfwStorage storage = FcbcfwStorage::automatic;
+
+  /// Throws std::invalid_argument naming the first bad field.
+  void validate() const {
+    detail::require_positive("tol", tol);
+    detail::require_positive("max_epochs", max_epochs);
+    detail::require_nonnegative("time_limit", time_limit);
+    detail::require_finite("time_limit", time_limit);
+    if (fit_intercept)
+      detail::fail_option("fit_intercept", "false for fcbcfw (the dual has no intercept; add a bias feature)", "true");
+    if (class_partitions < 1) detail::fail_option("class_partitions", ">= 1", class_partitions);
+    if (!(speedup == 0.0 || speedup >= 1.0) || !std::isfinite(speedup))
+      detail::fail_option("speedup", "0 (automatic) or >= 1", speedup);
+    detail::require_nonnegative("warm_start_labels", warm_start_labels);
+    detail::require_nonnegative("gap_every", gap_every);
+    if (active_sweeps < -1) detail::fail_option("active_sweeps", ">= -1 (-1: automatic)", active_sweeps);
+    if (labels_per_search < 1) detail::fail_option("labels_per_search", ">= 1", labels_per_search);
+    if (storage == FcbcfwStorage::dense && search == FcbcfwSearch::bi_stochastic)
+      detail::fail_option("storage", "hashed or automatic with the bi-stochastic search", "dense");
   }
 };
 
@@ -162,7 +229,9 @@ struct FcbcfwSolution {
 ///   std::cout << result.info.objective << " " << result.model.nnz() << "\n";
 /// \endcode
 template <class Loss, class Penalty>
-class FCBCFW {
+class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
+  using Base = detail::SolverParts<Loss, Penalty, FcbcfwOptions>;
+
   static_assert(Loss::name == std::string_view("crammer-singer"),
                 "FCBCFW solves the Crammer-Singer / separation ranking loss only (PD-Sparse eq. 2-3): "
                 "use FCBCFW<CrammerSinger, L1>.");
@@ -171,83 +240,16 @@ class FCBCFW {
                 "(or NoPenalty for lambda = 0), with mu > 0.");
 
  public:
-  struct Options {
-    /// Stop when the relative duality gap (F(W) − D(α))/F(0) ≤ tol (exact, end of every epoch).
-    double tol = 1e-3;
-    /// At most this many passes over the samples (the refit's epochs included).
-    std::int64_t max_epochs = 1000;
-    /// Wall-clock budget in seconds, checked every 256 samples; 0 = none.
-    double time_limit = 0.0;
-    /// Seeds the sample order, the hash permutation π, ties at score 0 and the sampling (24)–(25).
-    std::uint64_t seed = 0;
-    /// Must stay false: the dual (14) has no intercept (append a bias feature instead).
-    bool fit_intercept = false;
-    /// Print one line per epoch to std::cerr.
-    bool verbose = false;
-    /// Greedy search (20), or the bi-stochastic approximation (24)–(25) of §3.2.
-    FcbcfwSearch search = FcbcfwSearch::automatic;
-    /// ν of (24): the number of random class partitions of the bi-stochastic search (paper: 3).
-    int class_partitions = 3;
-    /// d_i/d̃_i of (25), ≥ 1: features sampled per search; 0 = §4.4's rule
-    /// ⌈min(5DK/(C·nnz(X)·log K), nnz(X)/(5n))⌉ with C = 1/(μn).
-    double speedup = 0.0;
-    /// §4.3: after convergence, re-solve without the ℓ1 term on the selected support.
-    bool refit_l2 = false;
-    /// Warm start: negatives per sample seeded into 𝒜_i from the initial model's scores.
-    int warm_start_labels = 10;
-    /// Evaluate the exact gap every this many epochs; 0 = whenever the work since the last
-    /// evaluation reaches twice the work of one (every other epoch with the exact search; see
-    /// the class comment).
-    std::int64_t gap_every = 0;
-    /// Labels the search (20)/(24) returns per iteration (the best ones), initially.
-    int labels_per_search = 1;
-    /// §4.4: after an epoch whose searches read over twice as many entries as the rest of the
-    /// iterations, double labels_per_search (work is counted, so this stays reproducible).
-    bool adapt_labels = true;
-    /// Fully corrective sweeps after each searching pass: up to this many passes that re-solve
-    /// (21)–(22) on the active sets only, without searching (each costs Σ_i nnz(x_i)·|𝒜_i|
-    /// and the sweeps stop once their work reaches half that of the searching pass or a sweep's
-    /// change of α falls below a tenth of the first one's); 0 = Algorithm 1 alone; −1 =
-    /// automatic: 10 while V holds at most 2^16 (class, feature) pairs (cache-resident, where
-    /// a sweep's random reads are cheap: a 2–3× speed-up on dna and letter), 0 beyond (on
-    /// sector the sweeps' reads miss the cache and cost more than they save).
-    int active_sweeps = -1;
-    /// Layout of V and W: sparse rows (the paper's), dense d×K arrays, or by size (see
-    /// FcbcfwStorage); dense needs the exact search.
-    FcbcfwStorage storage = FcbcfwStorage::automatic;
-
-    /// Throws std::invalid_argument naming the first bad field.
-    void validate() const {
-      detail::require_positive("tol", tol);
-      detail::require_positive("max_epochs", max_epochs);
-      detail::require_nonnegative("time_limit", time_limit);
-      detail::require_finite("time_limit", time_limit);
-      if (fit_intercept)
-        detail::fail_option("fit_intercept", "false for fcbcfw (the dual has no intercept; add a bias feature)", "true");
-      if (class_partitions < 1) detail::fail_option("class_partitions", ">= 1", class_partitions);
-      if (!(speedup == 0.0 || speedup >= 1.0) || !std::isfinite(speedup))
-        detail::fail_option("speedup", "0 (automatic) or >= 1", speedup);
-      detail::require_nonnegative("warm_start_labels", warm_start_labels);
-      detail::require_nonnegative("gap_every", gap_every);
-      if (active_sweeps < -1) detail::fail_option("active_sweeps", ">= -1 (-1: automatic)", active_sweeps);
-      if (labels_per_search < 1) detail::fail_option("labels_per_search", ">= 1", labels_per_search);
-      if (storage == FcbcfwStorage::dense && search == FcbcfwSearch::bi_stochastic)
-        detail::fail_option("storage", "hashed or automatic with the bi-stochastic search", "dense");
-    }
-  };
+  using Options = FcbcfwOptions;
 
   /// Validates the options and the penalty (μ > 0 finite, λ ≥ 0 finite).
   explicit FCBCFW(Loss loss = {}, Penalty penalty = {}, Options options = {})
-      : loss_(loss), penalty_(penalty), options_(options) {
-    options_.validate();
+      : Base(std::move(loss), std::move(penalty), std::move(options)) {
     if (!(penalty_.mu > 0.0) || !std::isfinite(penalty_.mu))
       detail::fail_option("mu", "> 0 and finite for fcbcfw (the dual needs the ridge term)", penalty_.mu);
     if (!(lambda() >= 0.0) || !std::isfinite(lambda())) detail::fail_option("lambda", ">= 0 and finite", lambda());
   }
 
-  [[nodiscard]] const Options& options() const noexcept { return options_; }
-  [[nodiscard]] const Penalty& penalty() const noexcept { return penalty_; }
-  [[nodiscard]] const Loss& loss() const noexcept { return loss_; }
   /// λ of (1) (0 for NoPenalty).
   [[nodiscard]] double lambda() const noexcept {
     if constexpr (Penalty::name == std::string_view("none")) return 0.0;
@@ -415,9 +417,9 @@ class FCBCFW {
   /// The automatic storage is dense up to this many (feature, class) pairs (8 bytes each: V in double).
   static constexpr double kDensePairs = 16777216.0;  // 2^24
 
-  Loss loss_;
-  Penalty penalty_;
-  Options options_;
+  using Base::loss_;
+  using Base::options_;
+  using Base::penalty_;
 };
 
 }  // namespace sparsemc
