@@ -8,6 +8,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifdef SPARSEMC_USE_OPENMP
@@ -33,6 +34,7 @@ struct TrainArgs {
   double bias = -1.0;
   std::vector<std::string> class_weights;
   std::string path;  // N[:RATIO]
+  std::vector<double> lambda_grid;  // --lambda-grid: the λ chosen from on --heldout
   bool zero_based = false, use_float = false, verbose = false, json = false;
 };
 
@@ -109,6 +111,13 @@ void print_path_line(std::ostream& out, const Result<Scalar>& r, double lambda, 
       << r.info.seconds << "s  " << to_string(r.info.status);
   if (test) out << "  test " << describe(*test);
   out << '\n';
+}
+
+/// One line of a --lambda-grid choice (the held-out score decides; the test set is not looked at).
+template <class Scalar>
+void print_grid_line(std::ostream& out, const Result<Scalar>& r, double lambda, const TestScore& heldout) {
+  out << std::setprecision(6) << "lambda " << lambda << "  held-out " << describe(heldout) << "  nnz " << r.info.nnz
+      << "  epochs " << r.info.epochs << "  time " << r.info.seconds << "s  " << to_string(r.info.status) << '\n';
 }
 
 /// The summary of a staged fit (gls-cal, stagewise, gls on random features): as a linear one's,
@@ -192,17 +201,47 @@ int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>
   std::optional<Result<Scalar>> result;
   if (!path) {
     std::optional<TestScore> heldout_score;
+    nlohmann::json grid_points = nlohmann::json::array();
     if (heldout) {
       const HeldoutFitFunction<Scalar> fit_heldout = spec.heldout_fit<Scalar>(args.fit.loss, args.fit.penalty);
-      result = fit_heldout(data, args.fit, *heldout, args.patience.value_or(3), callback);
-      // Scored as the early stop scored it: before finish() marks the bias feature, which the
-      // held-out set carries as a column.
-      heldout_score = score_model(result->model, *heldout);
+      const auto fit_and_score = [&] {
+        Result<Scalar> r = fit_heldout(data, args.fit, *heldout, args.patience.value_or(3), callback);
+        // Scored as the early stop scored it: before finish() marks the bias feature, which the
+        // held-out set carries as a column.
+        const TestScore h = score_model(r.model, *heldout);
+        return std::pair{std::move(r), h};
+      };
+      if (args.lambda_grid.empty()) {
+        auto [r, h] = fit_and_score();
+        result = std::move(r);
+        heldout_score = h;
+      } else {
+        // PD-Sparse's choice of λ (§5): the best held-out score, ties to the fewer nonzero weights.
+        double chosen = 0.0;
+        for (const double lambda : args.lambda_grid) {
+          args.fit.lambda = lambda;
+          auto [next, h] = fit_and_score();
+          grid_points.push_back(fit_json(next, args.fit, std::nullopt, h));
+          if (!args.json) print_grid_line(std::cout, next, lambda, h);
+          if (next.info.status == Status::numerical_issue) continue;
+          if (!result || h.accuracy() > heldout_score->accuracy() ||
+              (h.accuracy() == heldout_score->accuracy() && next.info.nnz < result->info.nnz)) {
+            result = std::move(next);
+            heldout_score = h;
+            chosen = lambda;
+          }
+        }
+        if (!result)
+          throw NumericalError("every lambda of --lambda-grid stopped on non-finite values; the model was not saved");
+        args.fit.lambda = chosen;
+        if (!args.json) std::cout << "# chosen lambda " << chosen << " (best held-out score)\n";
+      }
     } else {
       result = fit(data, args.fit, nullptr, callback);
     }
     const auto score = finish(*result);
     out = fit_json(*result, args.fit, score, heldout_score);
+    if (!grid_points.empty()) out["grid"] = std::move(grid_points);
     if (!args.json) print_summary(std::cout, *result, args.fit, score, heldout_score);
   } else {
     // Regularisation path: λ_max (the smallest λ with W = 0 optimal) down to λ_max·ratio,
@@ -366,18 +405,30 @@ int main(int argc, char** argv) {
          wrap("epochs without improvement on --heldout before the solve stops, an integer >= 1 (default 3)"))
       ->type_name("N")
       ->check(integer_at_least(1));
+  auto* lambda_grid =
+      app.add_option("--lambda-grid", args.lambda_grid,
+                     wrap("with --heldout, PD-Sparse's choice of lambda: fit each lambda of the comma-separated list "
+                          "(numbers >= 0) with the held-out early stop, print one line per lambda, and save the "
+                          "model of the best held-out score (ties: the fewer nonzero weights); only that model is "
+                          "scored on --test (default: none)"))
+          ->type_name("X,Y,...")
+          ->delimiter(',')
+          ->check(real_at_least(0))
+          ->excludes(lambda);
   app.add_option("--path", args.path,
                  wrap("solve a regularisation path instead of one lambda: N values from lambda_max (where W = 0 "
                       "becomes optimal) down to lambda_max*RATIO, log-spaced, each warm-started from the previous; "
                       "prints one line per lambda; MODEL receives the last model; N = 1 solves at "
                       "lambda_max*RATIO only (default: off; RATIO default 0.01)"))
       ->type_name("N[:RATIO]")
-      ->excludes(lambda);
+      ->excludes(lambda)
+      ->excludes(lambda_grid);
   app.add_flag("--verbose", args.verbose, wrap("print one line of progress per epoch on stderr (default off)"));
   app.add_flag("--json", args.json,
                wrap("print one JSON object on stdout instead of text: solver, loss, penalty, lambda, mu, status, "
                     "epochs, objective, measure_name, measure, nnz, nnz_rows, train_seconds, and test_accuracy "
-                    "with --test (with --path: also lambda_max and 'path', one object per lambda) (default: text)"));
+                    "with --test (with --path: also lambda_max and 'path', one object per lambda; with "
+                    "--lambda-grid: 'grid', one object per lambda with its held-out score) (default: text)"));
   app.footer(Registry::help() + "\n" + exit_status_help);
 
   return run_tool("sparsemc-train", app, argc, argv, [&] {
@@ -395,6 +446,8 @@ int main(int argc, char** argv) {
     only_for("--features", !args.fit.features.empty());
     only_for("--calibrate", args.fit.calibrate);
     if (args.patience && args.heldout_file.empty()) throw UsageError("--patience: applies with --heldout only");
+    if (!args.lambda_grid.empty() && args.heldout_file.empty())
+      throw UsageError("--lambda-grid: lambda is chosen by the held-out score; give --heldout FILE");
     if (!args.heldout_file.empty()) {
       if (spec.writes_staged(args.fit) || spec.heldout_fit<double>(args.fit.loss, args.fit.penalty) == nullptr) {
         std::string takers;

@@ -129,6 +129,15 @@ if "fcbcfw" in registered:
     expect([*fc, "--patience", "2", train_file, model], 1, [r"--patience", r"--heldout"], "--patience alone")
     expect([*fc, "--heldout", test_file, "--patience", "0", train_file, model], 1, [r"--patience", r">= 1"],
            "--patience 0")
+    # --lambda-grid: chosen on --heldout, so it needs it; exclusive with --lambda and --path; numbers >= 0.
+    expect([*fc, "--lambda-grid", "1e-4,1e-3", train_file, model], 1, [r"--lambda-grid", r"--heldout"],
+           "--lambda-grid without --heldout")
+    expect([*fc, "--heldout", test_file, "--lambda-grid", "1e-4,x", train_file, model], 1,
+           [r"--lambda-grid", r">= 0", r"'x'"], "--lambda-grid with a non-number")
+    expect([*fc, "--heldout", test_file, "--lambda-grid", "1e-4,-1", train_file, model], 1,
+           [r"--lambda-grid", r">= 0"], "--lambda-grid with a negative lambda")
+    expect([*fc, "--heldout", test_file, "--lambda-grid", "1e-4", "--lambda", "1", train_file, model], 1,
+           [r"--lambda", r"--lambda-grid"], "--lambda-grid with --lambda")
     bad_heldout = os.path.join(a.work, "bad_heldout.txt")
     with open(bad_heldout, "w") as f:
         f.write("1 1:0.5\n2 3:0.25 4:y\n")

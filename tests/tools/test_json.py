@@ -81,6 +81,27 @@ if obj:
     t.check(rc == 0 and pred and pred["accuracy"] == obj["heldout_accuracy"],
             "--heldout: the model file predicts with the best epoch's accuracy", str(pred))
 
+# --lambda-grid: PD-Sparse's choice of lambda, the best held-out score (ties: fewer nonzero weights)
+grid = [1e-4, 1e-3, 1e-1]
+rc, obj, err = run_json([a.train, "--json", "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1",
+                         "--mu", "1e-3", "--heldout", test_file, "--lambda-grid", ",".join(map(str, grid)),
+                         "--test", test_file, train_file, model])
+t.check(rc == 0, "train --json --lambda-grid exits 0", err)
+check_fields(obj, dict(TRAIN_FIELDS, heldout_accuracy=float, heldout_samples=int, test_accuracy=float,
+                       grid=list), "train --json --lambda-grid")
+if obj and isinstance(obj.get("grid"), list):
+    points = obj["grid"]
+    t.check([p["lambda"] for p in points] == grid, "--lambda-grid: one point per lambda, in order", str(points))
+    for p in points:
+        check_fields(p, dict(TRAIN_FIELDS, heldout_accuracy=float, heldout_samples=int), "--lambda-grid point")
+    best = max(points, key=lambda p: (p["heldout_accuracy"], -p["nnz"]))
+    t.check(obj["lambda"] == best["lambda"] and obj["nnz"] == best["nnz"] and
+            obj["heldout_accuracy"] == best["heldout_accuracy"],
+            "--lambda-grid: the saved model is the best held-out point", str(obj))
+    rc, pred, err = run_json([a.predict, "--json", test_file, model])
+    t.check(rc == 0 and pred and pred["accuracy"] == obj["heldout_accuracy"],
+            "--lambda-grid: the model file predicts with the chosen point's held-out accuracy", str(pred))
+
 # predict --json
 rc, obj, err = run_json([a.predict, "--json", test_file, model])
 t.check(rc == 0, "predict --json exits 0", err)
