@@ -636,6 +636,10 @@ TEST_CASE("fcbcfw: dense and hashed storage of V and W reach the same optimum", 
   CHECK_THROWS_WITH(Solver({}, {.lambda = 0, .mu = 1}, {.storage = FcbcfwStorage::dense})
                         .solve(wide.problem<Eigen::RowMajor>()),
                     Catch::Contains("storage"));
+  // The stopping fields are checked as in every solver: an infinite tol is refused, not taken
+  // as "stop at once".
+  CHECK_THROWS_WITH(Solver({}, {.lambda = 0, .mu = 1}, {.tol = std::numeric_limits<double>::infinity()}),
+                    Catch::Contains("tol") && Catch::Contains("finite"));
 }
 
 TEST_CASE("fcbcfw: statuses, callbacks and the held-out early stop", "[fcbcfw]") {

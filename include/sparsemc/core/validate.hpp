@@ -41,4 +41,15 @@ void require_finite(std::string_view field, T value) {
   if (!std::isfinite(static_cast<double>(value))) fail_option(field, "finite", value);
 }
 
+/// The stopping fields every solver's options share: tol > 0 finite, max_epochs ≥ 1,
+/// time_limit ≥ 0 finite (0 = none).
+template <class Integer>
+void require_stopping_rule(double tol, Integer max_epochs, double time_limit) {
+  require_positive("tol", tol);
+  require_finite("tol", tol);
+  require_positive("max_epochs", max_epochs);
+  require_nonnegative("time_limit", time_limit);
+  require_finite("time_limit", time_limit);
+}
+
 }  // namespace sparsemc::detail

@@ -158,11 +158,7 @@ struct FbpdOptions {
 
   /// Throws std::invalid_argument naming the first field out of range.
   void validate() const {
-    detail::require_positive("tol", tol);
-    detail::require_finite("tol", tol);
-    detail::require_positive("max_epochs", max_epochs);
-    detail::require_nonnegative("time_limit", time_limit);
-    detail::require_finite("time_limit", time_limit);
+    detail::require_stopping_rule(tol, max_epochs, time_limit);
     if (!std::isnan(eta) && !(eta >= 0.0 && std::isfinite(eta))) detail::fail_option("eta", "finite and >= 0", eta);
     for (const auto g : feature_groups)
       if (g < 0) detail::fail_option("feature_groups", "group ids >= 0", g);

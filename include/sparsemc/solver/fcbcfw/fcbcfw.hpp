@@ -133,10 +133,7 @@ struct FcbcfwOptions {
 
   /// Throws std::invalid_argument naming the first bad field.
   void validate() const {
-    detail::require_positive("tol", tol);
-    detail::require_positive("max_epochs", max_epochs);
-    detail::require_nonnegative("time_limit", time_limit);
-    detail::require_finite("time_limit", time_limit);
+    detail::require_stopping_rule(tol, max_epochs, time_limit);
     if (fit_intercept)
       detail::fail_option("fit_intercept", "false for fcbcfw (the dual has no intercept; add a bias feature)", "true");
     if (class_partitions < 1) detail::fail_option("class_partitions", ">= 1", class_partitions);

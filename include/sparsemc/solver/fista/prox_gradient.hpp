@@ -76,11 +76,7 @@ struct ProxGradientOptions {
 
   /// Throws std::invalid_argument naming the first field out of range.
   void validate() const {
-    detail::require_positive("tol", tol);
-    detail::require_finite("tol", tol);
-    detail::require_positive("max_epochs", max_epochs);
-    detail::require_nonnegative("time_limit", time_limit);
-    detail::require_finite("time_limit", time_limit);
+    detail::require_stopping_rule(tol, max_epochs, time_limit);
     if (!(step_increase > 1.0) || !std::isfinite(step_increase)) detail::fail_option("step_increase", "finite and > 1", step_increase);
     if (!(step_decrease > 0.0 && step_decrease <= 1.0)) detail::fail_option("step_decrease", "in (0, 1]", step_decrease);
     detail::require_positive("lipschitz_scale", lipschitz_scale);

@@ -54,11 +54,7 @@ struct CalibratedLSOptions {
 
   /// Throws std::invalid_argument naming the first field out of range.
   void validate() const {
-    detail::require_positive("tol", tol);
-    detail::require_finite("tol", tol);
-    detail::require_positive("max_epochs", max_epochs);
-    detail::require_nonnegative("time_limit", time_limit);
-    detail::require_finite("time_limit", time_limit);
+    detail::require_stopping_rule(tol, max_epochs, time_limit);
     detail::require_positive("calibration_degree", calibration_degree);
     detail::require_nonnegative("gram_ridge", gram_ridge);
     detail::require_finite("gram_ridge", gram_ridge);

@@ -80,11 +80,7 @@ struct SCDOptions {
 
   /// Throws std::invalid_argument naming the first field out of range.
   void validate() const {
-    detail::require_positive("tol", tol);
-    detail::require_finite("tol", tol);
-    detail::require_positive("max_epochs", max_epochs);
-    detail::require_nonnegative("time_limit", time_limit);
-    detail::require_finite("time_limit", time_limit);
+    detail::require_stopping_rule(tol, max_epochs, time_limit);
     variant.validate();
   }
 };
