@@ -1,5 +1,5 @@
 # Objective (1) and the reference proximal-gradient solver (FISTA).
-sparsemc_add_test(test_fista test_fista.cpp)
+sparsemc_add_test(test_fista test_fista.cpp test_duality_gap.cpp)
 
 # Test helper: fits ProxGradient on a LIBSVM file and prints objective (1) as JSON; the script
 # below compares it with scikit-learn's multinomial logistic regression (ridge) on dna.

@@ -17,6 +17,7 @@
 ///   for (const auto& epoch : history.epochs) std::printf("%g\n", epoch.objective);
 /// \endcode
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <ostream>
@@ -30,9 +31,11 @@ namespace sparsemc {
 struct EpochReport {
   std::int64_t epoch = 0;
   double objective = std::numeric_limits<double>::quiet_NaN();  ///< NaN when not evaluated
-  double measure = std::numeric_limits<double>::quiet_NaN();    ///< stopping measure, relative
+  double measure = std::numeric_limits<double>::quiet_NaN();    ///< the solver's cheap measure, relative
   std::int64_t nnz_rows = 0;  ///< nonzero feature rows of the current W (−1 if unknown)
   double seconds = 0.0;       ///< since the solve started
+  /// Relative duality gap of (1) when it was evaluated in this epoch, else NaN.
+  double relative_gap = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Prints one line per epoch (`epoch objective measure nnz_rows seconds`) to a stream.
@@ -40,8 +43,9 @@ struct ProgressPrinter {
   std::ostream* out;
   explicit ProgressPrinter(std::ostream& stream) : out(&stream) {}
   bool end_epoch(const EpochReport& r) {
-    *out << "epoch " << r.epoch << "  objective " << r.objective << "  measure " << r.measure
-         << "  nnz_rows " << r.nnz_rows << "  t " << r.seconds << "s\n";
+    *out << "epoch " << r.epoch << "  objective " << r.objective << "  measure " << r.measure;
+    if (!std::isnan(r.relative_gap)) *out << "  relative_gap " << r.relative_gap;
+    *out << "  nnz_rows " << r.nnz_rows << "  t " << r.seconds << "s\n";
     return false;
   }
 };

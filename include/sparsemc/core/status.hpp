@@ -11,7 +11,7 @@ namespace sparsemc {
 
 /// Why a solve ended. A bad argument is never a status: it is a `std::invalid_argument`.
 enum class Status {
-  converged,            ///< the stopping measure met the tolerance
+  converged,            ///< certified: the relative duality gap of (1) is ≤ tol
   max_iter,             ///< the epoch/iteration budget ran out first
   time_limit,           ///< the wall-clock budget ran out first
   stopped_by_callback,  ///< a callback's end_epoch hook returned true
@@ -36,8 +36,13 @@ struct SolverInfo {
   Status status = Status::max_iter;
   std::int64_t epochs = 0;  ///< passes over the data (or outer iterations)
   double objective = std::numeric_limits<double>::quiet_NaN();  ///< F(W) of (1) at the returned model
-  std::string measure_name;  ///< "kkt_violation", "duality_gap", "gradient_mapping", ...
-  double measure = std::numeric_limits<double>::quiet_NaN();   ///< stopping measure, relative
+  /// F(W, b) − D(A) at the returned model: an upper bound on F − F* (solver/duality_gap.hpp);
+  /// +∞ where no finite certificate exists (no penalty and μ = 0), NaN if not evaluated.
+  double duality_gap = std::numeric_limits<double>::quiet_NaN();
+  /// duality_gap / max(|F|, 10⁻¹²): `converged` means relative_gap ≤ tol, for every solver of (1).
+  double relative_gap = std::numeric_limits<double>::quiet_NaN();
+  std::string measure_name;  ///< the solver's own cheap measure: "kkt_violation", "gradient_mapping", ...
+  double measure = std::numeric_limits<double>::quiet_NaN();   ///< its last value (a diagnostic), relative
   std::int64_t nnz = 0;       ///< nonzero weights in W
   std::int64_t nnz_rows = 0;  ///< nonzero feature rows of W
   double seconds = 0.0;       ///< wall-clock time of the solve

@@ -11,6 +11,10 @@
 ///                          curvature_bound(K) (sup over s of the largest Hessian eigenvalue)
 ///   - `SubgradientLoss`: + subgradient(s, y, g) (writes one element of ∂ℓ, returns ℓ)
 ///   - `ProximableLoss`:  + prox(s, y, step, out): prox of step·ℓ at s (Chierchia Prop. 3.1)
+///   - `ConjugateLoss`:   + conjugate(a, y) = ℓ*(a, y), the Fenchel conjugate at a dual vector
+///                          a ∈ R^K, and `dual_domain`, the shape of dom ℓ*(·, y) that the
+///                          duality gap of (1) needs to keep a dual point feasible when the
+///                          intercept is fitted (solver/duality_gap.hpp, MATH.md "Duality gap")
 ///
 /// A user's own loss only needs the members its solver asks for (see examples/custom_loss.cpp).
 
@@ -24,6 +28,18 @@ namespace sparsemc {
 
 /// The class set of one sample (sorted class indices); multiclass samples have exactly one.
 using ClassSet = std::span<const ClassIndex>;
+
+/// The shape of the domain of ℓ*(·, y), with t_y = 1_y/|y| the loss's target distribution:
+enum class DualDomain {
+  /// dom ℓ*(·, y) ⊇ {q − t_y : q in the simplex}, convex, containing 0, and every dual vector
+  /// sums to 0 (SquaredHinge, Logistic, multiclass CrammerSinger).
+  shifted_simplex,
+  /// per class, the sign of a_r is fixed by Y_r (a_r = −Y_r β_r, β_r ≥ 0) and the classes are
+  /// separate (OvrSquaredHinge).
+  signed_per_class,
+  /// ℓ* is finite everywhere (LeastSquares).
+  whole_space,
+};
 
 template <class L, class Scalar>
 concept Loss = RealScalar<Scalar> &&
@@ -51,6 +67,13 @@ template <class L, class Scalar>
 concept ProximableLoss = Loss<L, Scalar> &&
     requires(const L& loss, std::span<const Scalar> s, ClassSet y, Scalar step, std::span<Scalar> out) {
       { loss.prox(s, y, step, out) } -> std::same_as<void>;
+    };
+
+template <class L, class Scalar>
+concept ConjugateLoss = Loss<L, Scalar> &&
+    requires(const L& loss, std::span<const Scalar> a, ClassSet y) {
+      { L::dual_domain } -> std::convertible_to<DualDomain>;
+      { loss.conjugate(a, y) } -> std::same_as<double>;
     };
 
 }  // namespace sparsemc

@@ -107,12 +107,32 @@ struct CrammerSinger {
   static constexpr bool supports_multilabel = true;
   /// Piecewise linear, not differentiable: no gradient, use subgradient or prox.
   static constexpr bool is_smooth = false;
+  /// Multiclass: dom ℓ* = {p − e_y : p in the simplex}. (A multilabel y's domain D above is
+  /// not of this shape: solver/duality_gap.hpp refuses the intercept's correction for it.)
+  static constexpr DualDomain dual_domain = DualDomain::shifted_simplex;
 
   /// ℓ(s, y) = (1 + max_{n∉y} s_n − min_{p∈y} s_p)_+, 0 for an empty or full y.
   template <RealScalar Scalar>
   [[nodiscard]] Scalar value(std::span<const Scalar> s, ClassSet y) const noexcept {
     const Extremes<Scalar> e = extremes(s, y);
     return e.defined() ? std::max(Scalar(0), e.margin_violation()) : Scalar(0);
+  }
+
+  /// ℓ*(a, y) = −Σ_{n∉y} a_n for a in D (above; multiclass a = p − e_y: ℓ* = a_y = p_y − 1),
+  /// the negative mass moved from the positives to the negatives; +∞ when a negative's entry is
+  /// below 0 or a positive's above 0 (MATH.md, "Duality gap").
+  template <RealScalar Scalar>
+  [[nodiscard]] double conjugate(std::span<const Scalar> a, ClassSet y) const noexcept {
+    double mass = 0;
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      const auto v = static_cast<double>(a[k]);
+      const bool positive = next < y.size() && static_cast<std::size_t>(y[next]) == k;
+      if (positive) ++next;
+      if (positive ? v > 0 : v < 0) return std::numeric_limits<double>::infinity();
+      if (!positive) mass += v;
+    }
+    return mass > 1.0 + 1e-9 ? std::numeric_limits<double>::infinity() : -mass;
   }
 
   /// Writes e_{n*} − e_{p*} (or 0 when ℓ = 0) into g (size K) and returns ℓ.

@@ -36,6 +36,17 @@ struct LeastSquares {
   static constexpr bool supports_multilabel = true;
   /// Quadratic: models SmoothLoss.
   static constexpr bool is_smooth = true;
+  /// ℓ* = ½‖a‖² + ⟨a, t⟩ is finite everywhere.
+  static constexpr DualDomain dual_domain = DualDomain::whole_space;
+
+  /// ℓ*(a, y) = ½‖a‖² + ⟨a, t⟩, t = 1_y.
+  template <RealScalar Scalar>
+  [[nodiscard]] double conjugate(std::span<const Scalar> a, ClassSet y) const noexcept {
+    double sum = 0;
+    for (const auto v : a) sum += 0.5 * static_cast<double>(v) * static_cast<double>(v);
+    for (const ClassIndex c : y) sum += static_cast<double>(a[static_cast<std::size_t>(c)]);
+    return sum;
+  }
 
   /// ℓ(s, y) = ½ ‖s − 1_y‖².
   template <RealScalar Scalar>

@@ -53,6 +53,8 @@ struct Logistic {
   static constexpr bool supports_multilabel = true;
   /// Twice differentiable with a Lipschitz gradient: models SmoothLoss.
   static constexpr bool is_smooth = true;
+  /// dom ℓ* = {p − t : p in the simplex}, t = 1_y/|y| the target ({0} for an empty y).
+  static constexpr DualDomain dual_domain = DualDomain::shifted_simplex;
 
   /// ℓ(s, y) as in the class comment; O(K).
   template <RealScalar Scalar>
@@ -105,6 +107,25 @@ struct Logistic {
     const Scalar rest = softmax(s, a, h);
     for (Scalar& p : h) p *= Scalar(1) - p;
     h[a] = rest / ((Scalar(1) + rest) * (Scalar(1) + rest));  // p_a (1 − p_a) = Z'/(1 + Z')²
+  }
+
+  /// ℓ*(a, y) = Σ_k p_k log p_k − Σ_k t_k log t_k with p = a + t, t = 1_y/|y| (negative
+  /// entries of p from rounding count as 0); an empty y gives ℓ ≡ 0, ℓ*(0) = 0.
+  template <RealScalar Scalar>
+  [[nodiscard]] double conjugate(std::span<const Scalar> a, ClassSet y) const noexcept {
+    if (y.empty()) return 0.0;
+    const double t = 1.0 / static_cast<double>(y.size());
+    double sum = std::log(static_cast<double>(y.size()));  // −Σ t log t
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      double p = static_cast<double>(a[k]);
+      if (next < y.size() && static_cast<std::size_t>(y[next]) == k) {
+        p += t;
+        ++next;
+      }
+      if (p > 0) sum += p * std::log(p);
+    }
+    return sum;
   }
 
   /// sup_s λ_max(∇²ℓ(s)) = ½.

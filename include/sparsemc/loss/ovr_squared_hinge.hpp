@@ -6,6 +6,7 @@
 
 #include <cassert>
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <string_view>
 
@@ -41,6 +42,8 @@ struct OvrSquaredHinge {
   static constexpr bool supports_multilabel = true;
   /// Differentiable with a Lipschitz gradient: models SmoothLoss.
   static constexpr bool is_smooth = true;
+  /// Per class, a_r = −Y_r β_r with β_r ≥ 0, the classes independent.
+  static constexpr DualDomain dual_domain = DualDomain::signed_per_class;
 
   /// ℓ(s, y) = Σ_r max(0, 1 − Y_r s_r)².
   template <RealScalar Scalar>
@@ -102,6 +105,21 @@ struct OvrSquaredHinge {
           for (std::size_t r = begin; r < end; ++r) h[r] = s[r] > Scalar(-1) ? Scalar(2) : Scalar(0);
         },
         [&](std::size_t p) { h[p] = s[p] < Scalar(1) ? Scalar(2) : Scalar(0); });
+  }
+
+  /// ℓ*(a, y) = Σ_r (β_r²/4 − β_r), β_r = −Y_r a_r, +∞ if some β_r < 0 (MATH.md, "Duality gap").
+  template <RealScalar Scalar>
+  [[nodiscard]] double conjugate(std::span<const Scalar> a, ClassSet y) const noexcept {
+    double sum = 0;
+    std::size_t next = 0;  // position in the sorted y
+    for (std::size_t r = 0; r < a.size(); ++r) {
+      const bool positive = next < y.size() && static_cast<std::size_t>(y[next]) == r;
+      if (positive) ++next;
+      const double beta = positive ? -static_cast<double>(a[r]) : static_cast<double>(a[r]);
+      if (beta < 0) return std::numeric_limits<double>::infinity();
+      sum += beta * (0.25 * beta - 1.0);
+    }
+    return sum;
   }
 
   /// sup_s λ_max(∇²ℓ(s)) = 2.

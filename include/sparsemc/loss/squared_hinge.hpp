@@ -5,6 +5,7 @@
 
 #include <cassert>
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <string_view>
 
@@ -47,6 +48,8 @@ struct SquaredHinge {
   static constexpr bool supports_multilabel = false;
   /// Differentiable with a Lipschitz gradient: models SmoothLoss.
   static constexpr bool is_smooth = true;
+  /// dom ℓ* = {Σ_{r≠y} β_r (e_r − e_y) : β ≥ 0} ⊇ {q − e_y : q in the simplex}.
+  static constexpr DualDomain dual_domain = DualDomain::shifted_simplex;
 
   /// ℓ(s, y) = Σ_{r≠y} max(0, 1 − s_y + s_r)².
   template <RealScalar Scalar>
@@ -112,6 +115,21 @@ struct SquaredHinge {
     run(0, c);
     run(c + 1, s.size());
     h[c] = active;
+  }
+
+  /// ℓ*(a, y) = Σ_{r≠y} (β_r²/4 − β_r) for a = Σ_{r≠y} β_r (e_r − e_y) with β ≥ 0 (+∞ for a
+  /// negative β_r): the conjugate of max(0, u)² is v²/4 on v ≥ 0 (MATH.md, "Duality gap").
+  template <RealScalar Scalar>
+  [[nodiscard]] double conjugate(std::span<const Scalar> a, ClassSet y) const noexcept {
+    const std::size_t c = true_class(a, y);
+    double sum = 0;
+    for (std::size_t r = 0; r < a.size(); ++r) {
+      if (r == c) continue;
+      const auto beta = static_cast<double>(a[r]);
+      if (beta < 0) return std::numeric_limits<double>::infinity();
+      sum += beta * (0.25 * beta - 1.0);
+    }
+    return sum;
   }
 
   /// sup_s λ_max(∇²ℓ(s)) = 2K (see the class comment).

@@ -10,7 +10,13 @@
 /// which forward to the solver's own `run(problem, const Model* initial, callbacks&...)`.
 /// What a solver takes from a warm start is said in its class comment.
 
+#include <cmath>
 #include <concepts>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -18,8 +24,53 @@
 #include "../data/dense_problem.hpp"
 #include "../data/problem.hpp"
 #include "../model/linear_model.hpp"
+#include "duality_gap.hpp"
 
 namespace sparsemc::detail {
+
+/// Why an epoch ends a solve, checked in the same order by every solver: a non-finite value,
+/// a certificate (the relative duality gap ≤ tol, `certified`), a callback, the time limit;
+/// nullopt = go on (the epoch budget is the caller's loop condition). Options has `time_limit`.
+template <class Options>
+std::optional<Status> epoch_verdict(const Options& options, bool finite, bool certified, bool callback_stop,
+                                    double seconds) noexcept {
+  if (!finite) return Status::numerical_issue;
+  if (certified) return Status::converged;
+  if (callback_stop) return Status::stopped_by_callback;
+  if (options.time_limit > 0.0 && seconds >= options.time_limit) return Status::time_limit;
+  return std::nullopt;
+}
+
+/// The shared epilogue of a fit of (1): the model's provenance (loss, penalty, solver, λ, μ,
+/// status, bias) and the certificate in the information block (`info` carries the rest:
+/// status, epochs, measure, seconds); nnz counts come from the model.
+template <class Loss, class Penalty, RealScalar Scalar>
+Result<Scalar> finish_result(LinearModel<Scalar> model, std::string_view solver, const Penalty& penalty, double bias,
+                             const DualityGap& certificate, SolverInfo info) {
+  auto& provenance = model.provenance();
+  provenance.loss = std::string(Loss::name);
+  provenance.penalty = std::string(Penalty::name);
+  provenance.solver = std::string(solver);
+  provenance.lambda = static_cast<double>(penalty.lambda);
+  provenance.mu = static_cast<double>(penalty.mu);
+  provenance.status = std::string(to_string(info.status));
+  provenance.bias = bias;
+  if (!std::isnan(certificate.primal)) info.objective = certificate.primal;
+  info.duality_gap = certificate.gap();
+  info.relative_gap = certificate.relative();
+  info.nnz = model.nnz();
+  info.nnz_rows = model.nnz_rows();
+  return {std::move(model), std::move(info)};
+}
+
+/// The warm start's shape check, written once: throws std::invalid_argument naming the solver.
+template <RealScalar Scalar>
+void check_warm_start(std::string_view solver, const LinearModel<Scalar>& initial, std::int64_t d, std::int64_t K) {
+  if (initial.n_features() != d || initial.n_classes() != K)
+    throw std::invalid_argument(std::string(solver) + "::fit: the initial model is " +
+                                std::to_string(initial.n_features()) + " × " + std::to_string(initial.n_classes()) +
+                                " but the problem is " + std::to_string(d) + " × " + std::to_string(K));
+}
 
 /// The policies and the validated options, with their accessors.
 template <class Loss, class Penalty, class Options>

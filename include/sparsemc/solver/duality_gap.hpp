@@ -1,0 +1,300 @@
+#pragma once
+/// \file duality_gap.hpp
+/// The one certificate of objective (1) that every solver stops on: the duality gap
+///
+///     gap(W, b; A) = F(W, b) − D(A) ≥ F(W, b) − F*          (weak duality, MATH.md "Duality gap")
+///
+///     D(A) = −(1/n) Σ_i c_i ℓ*(a_i, y_i) − Ω*(−G(A)),   G(A) = (1/n) Σ_i c_i x_i a_iᵀ = XᵀD̃,
+///     Ω = λR + (μ/2)‖·‖²,   with a fitted (unpenalised) intercept also Σ_i c_i a_i = 0,
+///
+/// for per-sample dual vectors a_i ∈ R^K (score space). Ω* is taken row by row through the
+/// penalty's own `violation` at a zero row, which is dist(g, λB°) (B° the dual norm's unit ball):
+///
+///     μ > 0:  Ω*(−G) = Σ_j dist(G_j, λB°)² / (2μ)                                            (G1)
+///     μ = 0:  Ω*(−G) = 0 if max_j R°(G_j) ≤ λ (else +∞): A is rescaled by
+///             θ = min(1, λ / max_j R°(G_j)) ∈ [0, 1], which keeps ℓ* finite           (G2)
+///
+/// A penalty without a dual norm (NoPenalty: R° = +∞ off 0) and μ = 0 gives θ = 0 and the gap
+/// F − D(0) = F: the unregularised problem has no finite certificate (it may have no minimiser).
+///
+/// **Dual candidate** (`duality_gap`): a_i = ∇ℓ(s_i) (a subgradient for a nonsmooth loss); at the
+/// optimum it is dual optimal and the gap is 0, and the gap shrinks with the primal error.
+/// Solvers with a dual iterate of their own evaluate `dual_objective` at it instead.
+///
+/// **The intercept** (derived in docs/duality-gap.md): the candidate's Σ_i c_i a_i is
+/// n ∇_b L, which is 0 only at an optimal b. The candidate is made feasible, keeping every ℓ*
+/// finite, by the loss's `dual_domain`:
+///   - whole_space (LeastSquares): a_i ← a_i − m, m = Σ c_i a_i / Σ c_i;
+///   - signed_per_class (OvrSquaredHinge): per class, the side (a_ik > 0 or < 0) with the larger
+///     weighted mass is scaled down to the other's;
+///   - shifted_simplex (SquaredHinge, Logistic, multiclass CrammerSinger): the mixing
+///     a_i ← (1 − τ) a_i + τ (q − t_i) with the targets t_i = 1_{y_i}/|y_i|, the class mass
+///     π = Σ c_i t_i, C = Σ c_i, ḡ = Σ c_i a_i, and
+///         τ = max_k ḡ_k / (π_k + ḡ_k) over ḡ_k > 0,   q = π/C − (1 − τ) ḡ / (τ C) ∈ simplex,
+///     so that Σ c_i a_i = (1 − τ)ḡ + τ(Cq − π) = 0; τ → 0 as ∇_b L → 0.
+///
+/// Cost: one pass over the samples for the candidate (O(nK)), one product XᵀD̃ (O(nnz(X)·K)),
+/// one pass over the d rows of G (O(dK)); plus S = XW + 1bᵀ when the caller has no scores.
+/// Sums are accumulated in double. The work space is reused between calls (no allocation once
+/// it has its shape).
+///
+/// \code
+///   using namespace sparsemc;
+///   GapWorkspace<double> work;
+///   DualityGap g = duality_gap(Logistic{}, L1L2{.lambda = 1e-3}, problem, result.model,
+///                              /*fit_intercept=*/false, work);
+///   std::printf("F = %g, F - F* <= %g (%g relative)\n", g.primal, g.gap(), g.relative());
+/// \endcode
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "../core/traits.hpp"
+#include "../data/problem.hpp"
+#include "../loss/concepts.hpp"
+#include "../model/linear_model.hpp"
+#include "../penalty/concepts.hpp"
+#include "objective.hpp"
+
+namespace sparsemc {
+
+/// The floor of the relative gap's denominator: relative = gap / max(|F|, relative_gap_floor).
+inline constexpr double relative_gap_floor = 1e-12;
+
+/// gap / max(|F|, floor), with a gap below 0 (rounding) counted as 0.
+[[nodiscard]] inline double relative_gap(double primal, double dual) noexcept {
+  const double gap = primal - dual;
+  if (std::isnan(gap)) return std::numeric_limits<double>::quiet_NaN();
+  return std::max(0.0, gap) / std::max(std::abs(primal), relative_gap_floor);
+}
+
+/// A primal value F(W, b) of (1) and a dual value D(A) ≤ F*.
+struct DualityGap {
+  double primal = std::numeric_limits<double>::quiet_NaN();  ///< F(W, b)
+  double dual = std::numeric_limits<double>::quiet_NaN();    ///< D(A)
+  /// F − D ≥ F − F* (≥ 0 up to rounding; +∞ when D = −∞).
+  [[nodiscard]] double gap() const noexcept { return std::max(0.0, primal - dual); }
+  /// gap / max(|F|, 10⁻¹²): the quantity `tol` bounds for `converged`.
+  [[nodiscard]] double relative() const noexcept { return sparsemc::relative_gap(primal, dual); }
+};
+
+/// Work space of the gap: the scores S, the dual vectors A (n × K), the weighted D̃ and
+/// G = XᵀD̃ (d × K), a K-row buffer. Reused between calls.
+template <RealScalar Scalar>
+struct GapWorkspace {
+  ClassMatrix<Scalar> S, A, weighted, G;
+  ClassVector<Scalar> row;
+};
+
+namespace detail {
+
+/// Σ_i c_i a_i over the samples that carry a dual vector (c_i > 0; for shifted-simplex losses
+/// also a nonempty class set).
+template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
+bool carries_dual(const Problem<Scalar, Index, Order>& problem, Index i) {
+  if (!(problem.weight(i) > Scalar(0))) return false;
+  if constexpr (Loss::dual_domain == DualDomain::shifted_simplex) return !problem.y[static_cast<std::size_t>(i)].empty();
+  return true;
+}
+
+/// Makes A satisfy Σ_i c_i a_i = 0 inside dom ℓ* (the three rules of the file comment).
+template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
+void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMatrix<Scalar>& A) {
+  const Index n = problem.n_samples();
+  const Eigen::Index K = A.cols();
+  Eigen::VectorXd sum = Eigen::VectorXd::Zero(K);  // ḡ = Σ c_i a_i
+  double C = 0.0;                                  // Σ c_i
+  for (Index i = 0; i < n; ++i) {
+    if (!carries_dual<Loss>(problem, i)) continue;
+    const double c = static_cast<double>(problem.weight(i));
+    sum += c * A.row(i).transpose().template cast<double>();
+    C += c;
+  }
+  if (C == 0.0) return;
+  if constexpr (Loss::dual_domain == DualDomain::whole_space) {
+    const ClassVector<Scalar> mean = (sum / C).template cast<Scalar>();
+    for (Index i = 0; i < n; ++i)
+      if (carries_dual<Loss>(problem, i)) A.row(i) -= mean.transpose();
+  } else if constexpr (Loss::dual_domain == DualDomain::signed_per_class) {
+    // Per class: the positive entries' weighted mass P and the negative entries' N (sum = P − N).
+    Eigen::VectorXd positive = Eigen::VectorXd::Zero(K);
+    for (Index i = 0; i < n; ++i) {
+      if (!carries_dual<Loss>(problem, i)) continue;
+      const double c = static_cast<double>(problem.weight(i));
+      for (Eigen::Index k = 0; k < K; ++k) positive[k] += c * std::max(0.0, static_cast<double>(A(i, k)));
+    }
+    ClassVector<Scalar> scale_positive(K), scale_negative(K);
+    for (Eigen::Index k = 0; k < K; ++k) {
+      const double P = positive[k], N = P - sum[k];
+      scale_positive[k] = static_cast<Scalar>(P > N ? N / P : 1.0);
+      scale_negative[k] = static_cast<Scalar>(N > P ? P / N : 1.0);
+    }
+    for (Index i = 0; i < n; ++i)
+      for (Eigen::Index k = 0; k < K; ++k) A(i, k) *= A(i, k) > Scalar(0) ? scale_positive[k] : scale_negative[k];
+  } else {
+    // Mixing with q − t_i; π = Σ c_i t_i.
+    Eigen::VectorXd pi = Eigen::VectorXd::Zero(K);
+    for (Index i = 0; i < n; ++i) {
+      if (!carries_dual<Loss>(problem, i)) continue;
+      const auto y = problem.y[static_cast<std::size_t>(i)];
+      const double share = static_cast<double>(problem.weight(i)) / static_cast<double>(y.size());
+      for (const ClassIndex c : y) pi[c] += share;
+    }
+    double tau = 0.0;
+    for (Eigen::Index k = 0; k < K; ++k)
+      if (sum[k] > 0.0) tau = std::max(tau, sum[k] / (pi[k] + sum[k]));
+    if (tau == 0.0) return;
+    ClassVector<Scalar> q(K);
+    for (Eigen::Index k = 0; k < K; ++k)
+      q[k] = static_cast<Scalar>(std::max(0.0, pi[k] / C - (1.0 - tau) * sum[k] / (tau * C)));
+    const auto keep = static_cast<Scalar>(1.0 - tau), mix = static_cast<Scalar>(tau);
+    for (Index i = 0; i < n; ++i) {
+      if (!carries_dual<Loss>(problem, i)) continue;
+      const auto y = problem.y[static_cast<std::size_t>(i)];
+      auto a = A.row(i);
+      a = keep * a + mix * q.transpose();
+      const auto t = static_cast<Scalar>(1.0 / static_cast<double>(y.size()));
+      for (const ClassIndex c : y) a[c] -= mix * t;
+    }
+  }
+}
+
+}  // namespace detail
+
+/// D(A) of (1) at per-sample dual vectors A (n × K, row i = a_i, unweighted), which must
+/// satisfy the intercept's constraint when `fit_intercept` (`duality_gap` makes its candidate
+/// feasible; a solver's own dual iterate must be). Applies (G1) or the rescaling (G2); leaves
+/// G = XᵀD̃ of the (rescaled) A in work.G.
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+  requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
+double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
+                      ClassMatrixRef<Scalar> A, GapWorkspace<Scalar>& work) {
+  const Index n = problem.n_samples();
+  const Eigen::Index K = A.cols();
+  const double inv_n = 1.0 / static_cast<double>(n);
+  // G(A) = Xᵀ D̃, D̃_i = (c_i/n) a_i.
+  work.weighted.resize(n, K);
+  for (Index i = 0; i < n; ++i) work.weighted.row(i) = (static_cast<Scalar>(inv_n) * problem.weight(i)) * A.row(i);
+  weight_gradient(problem, work.weighted, work.G);
+
+  // Ω*(−G) by (G1), or θ of (G2): dist(G_j, λB°) is the penalty's violation at a zero row.
+  work.row.setZero(K);
+  const std::span<const Scalar> zero(work.row.data(), static_cast<std::size_t>(K));
+  const double mu = static_cast<double>(penalty.mu);
+  double theta = 1.0, penalty_conjugate = 0.0;
+  if (mu > 0.0) {
+    for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
+      const auto distance = static_cast<double>(penalty.violation(zero, detail::const_row_span(work.G, j)));
+      penalty_conjugate += distance * distance;
+    }
+    penalty_conjugate /= 2.0 * mu;
+  } else {
+    double dual_norm = 0.0;
+    for (Eigen::Index j = 0; j < work.G.rows(); ++j)
+      dual_norm = std::max(dual_norm, static_cast<double>(penalty.dual_norm(detail::const_row_span(work.G, j))));
+    const double lambda = static_cast<double>(penalty.lambda);
+    if (dual_norm > lambda) theta = std::isinf(dual_norm) ? 0.0 : lambda / dual_norm;
+    if (theta < 1.0) work.G *= static_cast<Scalar>(theta);
+  }
+
+  // −(1/n) Σ_i c_i ℓ*(θ a_i, y_i).
+  double conjugates = 0.0;
+  for (Index i = 0; i < n; ++i) {
+    const Scalar c = problem.weight(i);
+    if (c == Scalar(0)) continue;
+    std::span<const Scalar> a = detail::const_row_span(A, i);
+    if (theta < 1.0) {
+      work.row = static_cast<Scalar>(theta) * A.row(i).transpose();
+      a = std::span<const Scalar>(work.row.data(), static_cast<std::size_t>(K));
+    }
+    conjugates += static_cast<double>(c) * loss.conjugate(a, problem.y[static_cast<std::size_t>(i)]);
+  }
+  return -conjugates * inv_n - penalty_conjugate;
+}
+
+/// The gap at scores S = XW + 1bᵀ that the caller has (a solver's cached scores), with the
+/// penalty part Σ_j P(W_j:) of F; the candidate a_i = ∇ℓ(s_i) (or a subgradient), made
+/// feasible for the intercept when `fit_intercept`.
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+  requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
+DualityGap duality_gap_at_scores(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
+                                 ClassMatrixRef<Scalar> S, double penalty_part, bool fit_intercept,
+                                 GapWorkspace<Scalar>& work) {
+  const Index n = problem.n_samples();
+  work.A.resize(n, S.cols());
+  double loss_sum = 0.0;
+  for (Index i = 0; i < n; ++i) {
+    const Scalar c = problem.weight(i);
+    const auto s = detail::const_row_span(S, i);
+    const auto a = detail::row_span(work.A, i);
+    const ClassSet y = problem.y[static_cast<std::size_t>(i)];
+    Scalar value;
+    if constexpr (SmoothLoss<Loss, Scalar>) value = loss.gradient(s, y, a);
+    else value = loss.subgradient(s, y, a);
+    if (c != Scalar(0)) loss_sum += static_cast<double>(c) * static_cast<double>(value);
+  }
+  if (fit_intercept) detail::correct_for_intercept<Loss>(problem, work.A);
+  DualityGap out;
+  out.primal = loss_sum / static_cast<double>(n) + penalty_part;
+  out.dual = dual_objective(loss, penalty, problem, work.A, work);
+  return out;
+}
+
+/// The gap at a dense W and intercept b (empty b = no intercept).
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+  requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
+DualityGap duality_gap(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
+                       ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b, bool fit_intercept,
+                       GapWorkspace<Scalar>& work) {
+  compute_scores(problem, W, b, work.S);
+  return duality_gap_at_scores(loss, penalty, problem, work.S, penalty_value(penalty, W), fit_intercept, work);
+}
+
+/// The gap at a LinearModel (row-sparse W, its intercept if any): what the tools and the tests
+/// call on a returned model. `fit_intercept` defaults to whether the model has one.
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+  requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
+DualityGap duality_gap(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
+                       const LinearModel<Scalar>& model, GapWorkspace<Scalar>& work) {
+  compute_scores(problem, model, work.S);
+  return duality_gap_at_scores(loss, penalty, problem, work.S, penalty_value(penalty, model), model.has_intercept(),
+                               work);
+}
+
+/// When a solver evaluates the gap: whenever its own cheap measure (relative, on its own scale)
+/// falls to the trigger — which starts at tol and is tightened to a quarter of the measure
+/// each time the gap refuses to certify — and otherwise after a number of epochs that doubles
+/// with every evaluation (so a misleading cheap measure delays the certificate by a bounded
+/// factor, while the gap costs O(log epochs) evaluations in a long run). Deterministic: only
+/// epoch counts and measures, never the clock, decide.
+class GapSchedule {
+ public:
+  explicit GapSchedule(double tol) noexcept : trigger_(tol) {}
+
+  /// Whether the gap is due at the end of `epoch`, given the cheap measure of that epoch.
+  [[nodiscard]] bool due(std::int64_t epoch, double cheap_measure) const noexcept {
+    return cheap_measure <= trigger_ || epoch >= next_epoch_;
+  }
+
+  /// Records an evaluation at `epoch` that did (not) certify.
+  void evaluated(std::int64_t epoch, double cheap_measure, bool certified) noexcept {
+    if (!certified && cheap_measure <= trigger_) trigger_ = tighten * cheap_measure;
+    interval_ *= 2;
+    next_epoch_ = epoch + interval_;
+  }
+
+ private:
+  /// The trigger after a refused certificate, as a fraction of the measure that triggered it.
+  static constexpr double tighten = 0.25;
+  double trigger_;
+  std::int64_t interval_ = 1;
+  std::int64_t next_epoch_ = 1;
+};
+
+}  // namespace sparsemc

@@ -1,0 +1,216 @@
+// The duality gap of (1) (solver/duality_gap.hpp), checked against its definition:
+//   - every loss's conjugate ℓ* by the Fenchel–Young equality ℓ(s) + ℓ*(∇ℓ(s)) = ⟨∇ℓ(s), s⟩
+//     and the inequality ℓ(s') + ℓ*(a) ≥ ⟨a, s'⟩ at other points s';
+//   - weak duality: D(A(W)) ≤ F(W') for random W, W' (the dual value at one point's candidate
+//     below the primal value at another), for each loss × penalty × μ = 0 / μ > 0 × intercept
+//     on/off × float/double, multiclass and multilabel;
+//   - the gap vanishes at an optimum computed by ProxGradient to 1e-11 (smooth losses).
+#include <catch2/catch.hpp>
+
+#include <sparsemc/core/rng.hpp>
+#include <sparsemc/loss/losses.hpp>
+#include <sparsemc/penalty/penalties.hpp>
+#include <sparsemc/solver/duality_gap.hpp>
+#include <sparsemc/solver/fista/prox_gradient.hpp>
+#include <sparsemc/solver/objective.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+using namespace sparsemc;
+
+namespace {
+
+/// A small random problem: n × d, density 0.4, K classes; multilabel samples carry 0–3
+/// classes; weights c_i ∈ [0.5, 2].
+template <class Scalar>
+struct GapProblem {
+  Eigen::SparseMatrix<Scalar, Eigen::RowMajor, int> X;
+  LabelSets labels;
+  std::vector<Scalar> weights;
+
+  GapProblem(int n, int d, ClassIndex K, bool multilabel, std::uint64_t seed) : labels(K) {
+    Rng rng(seed);
+    std::vector<Eigen::Triplet<Scalar, int>> triplets;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < d; ++j)
+        if (uniform_real(rng) < 0.4) triplets.emplace_back(i, j, static_cast<Scalar>(2 * uniform_real(rng) - 1));
+    X.resize(n, d);
+    X.setFromTriplets(triplets.begin(), triplets.end());
+    X.makeCompressed();
+    for (int i = 0; i < n; ++i) {
+      std::vector<ClassIndex> y{static_cast<ClassIndex>(i % K)};  // every class present
+      if (multilabel)
+        for (int extra = 0; extra < 2; ++extra)
+          if (uniform_real(rng) < 0.4) y.push_back(static_cast<ClassIndex>(uniform_index(rng, static_cast<std::uint64_t>(K))));
+      labels.push_back(y);
+      weights.push_back(static_cast<Scalar>(0.5 + 1.5 * uniform_real(rng)));
+    }
+  }
+  [[nodiscard]] CsrProblem<Scalar, int> problem() const { return {CsrView<Scalar, int>(X), labels.view(), weights}; }
+};
+
+template <class Scalar>
+ClassMatrix<Scalar> random_rows(Eigen::Index rows, Eigen::Index K, double scale, Rng& rng) {
+  ClassMatrix<Scalar> M(rows, K);
+  for (Eigen::Index j = 0; j < rows; ++j)
+    for (Eigen::Index k = 0; k < K; ++k)
+      M(j, k) = (j % 4 == 3) ? Scalar(0) : static_cast<Scalar>(scale * (2 * uniform_real(rng) - 1));
+  return M;
+}
+
+template <class Scalar>
+double eps_of() {
+  return static_cast<double>(std::numeric_limits<Scalar>::epsilon());
+}
+
+/// a ∈ ∂ℓ(s) for every loss (gradient or subgradient).
+template <class Loss, class Scalar>
+Scalar candidate(const Loss& loss, std::span<const Scalar> s, ClassSet y, std::span<Scalar> a) {
+  if constexpr (SmoothLoss<Loss, Scalar>) return loss.gradient(s, y, a);
+  else return loss.subgradient(s, y, a);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("loss conjugates satisfy Fenchel-Young", "[gap][loss]", SquaredHinge, OvrSquaredHinge, Logistic,
+                   LeastSquares, CrammerSinger) {
+  using Loss = TestType;
+  const Loss loss;
+  const ClassIndex K = 5;
+  Rng rng(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<ClassIndex> y{static_cast<ClassIndex>(trial % K)};
+    if (Loss::supports_multilabel && trial % 3 == 1) y.push_back(static_cast<ClassIndex>((trial / 3) % K));
+    std::sort(y.begin(), y.end());
+    y.erase(std::unique(y.begin(), y.end()), y.end());
+    std::vector<double> s(K), s2(K), a(K);
+    for (auto& v : s) v = 3 * (2 * uniform_real(rng) - 1);
+    for (auto& v : s2) v = 3 * (2 * uniform_real(rng) - 1);
+    const double value = candidate(loss, std::span<const double>(s), y, std::span<double>(a));
+    const double conj = loss.conjugate(std::span<const double>(a), y);
+    double dot = 0, dot2 = 0;
+    for (ClassIndex k = 0; k < K; ++k) {
+      dot += a[k] * s[k];
+      dot2 += a[k] * s2[k];
+    }
+    INFO("trial " << trial);
+    CHECK(value + conj == Approx(dot).margin(1e-12));                                      // equality at s
+    CHECK(loss.value(std::span<const double>(s2), y) + conj >= dot2 - 1e-12);                // inequality at s'
+  }
+}
+
+namespace {
+
+template <class Loss, class Penalty, class Scalar>
+void check_weak_duality_and_optimum(bool multilabel, double mu, bool intercept) {
+  const ClassIndex K = 4;
+  const GapProblem<Scalar> gp(60, 12, K, multilabel, 17);
+  const auto problem = gp.problem();
+  const Loss loss;
+  const Penalty penalty{.lambda = 0.02, .mu = mu};
+  Rng rng(5);
+  GapWorkspace<Scalar> work;
+  const ClassVector<Scalar> no_b;
+  // Weak duality: D at the candidate of one random point below F at other random points.
+  for (int trial = 0; trial < 10; ++trial) {
+    const ClassMatrix<Scalar> W = random_rows<Scalar>(12, K, 0.8, rng);
+    const ClassVector<Scalar> b = intercept ? ClassVector<Scalar>(random_rows<Scalar>(1, K, 0.5, rng).transpose()) : no_b;
+    const DualityGap at_W = duality_gap(loss, penalty, problem, W, b, intercept, work);
+    INFO("trial " << trial << " F " << at_W.primal << " D " << at_W.dual);
+    REQUIRE(std::isfinite(at_W.primal));
+    CHECK(at_W.primal - at_W.dual >= -1e3 * eps_of<Scalar>() * std::max(1.0, std::abs(at_W.primal)));
+    ClassMatrix<Scalar> S;
+    for (int other = 0; other < 3; ++other) {
+      const ClassMatrix<Scalar> W2 = random_rows<Scalar>(12, K, 0.8, rng);
+      const ClassVector<Scalar> b2 =
+          intercept ? ClassVector<Scalar>(random_rows<Scalar>(1, K, 2.0, rng).transpose()) : no_b;
+      const double F2 = objective(loss, penalty, problem, W2, b2, S).total();
+      CHECK(at_W.dual <= F2 + 1e3 * eps_of<Scalar>() * std::max(1.0, std::abs(F2)));
+    }
+  }
+  // At the optimum (smooth losses, double): the gap vanishes. With μ = 0 and no penalty the
+  // problem has no finite certificate; skipped (the gap is F there, by design).
+  if constexpr (SmoothLoss<Loss, Scalar> && std::is_same_v<Scalar, double>) {
+    if (mu == 0.0 && std::is_same_v<Penalty, NoPenalty>) return;
+    ProxGradient<Loss, Penalty> solver(loss, penalty,
+                                       {.tol = 1e-11, .max_epochs = 200000, .fit_intercept = intercept});
+    const auto result = solver.fit(problem);
+    REQUIRE(result.info.status == Status::converged);
+    const DualityGap at_opt = duality_gap(loss, penalty, problem, result.model, work);
+    INFO("F* " << at_opt.primal << " D " << at_opt.dual);
+    CHECK(at_opt.relative() <= 1e-7);
+    // Any feasible dual point is below F*: the candidate of a random point.
+    const ClassMatrix<Scalar> W = random_rows<Scalar>(12, K, 0.8, rng);
+    const ClassVector<Scalar> b = intercept ? ClassVector<Scalar>(random_rows<Scalar>(1, K, 0.5, rng).transpose()) : no_b;
+    CHECK(duality_gap(loss, penalty, problem, W, b, intercept, work).dual <= at_opt.primal + 1e-12);
+  }
+}
+
+template <class Loss, class Scalar>
+void check_every_penalty(bool multilabel) {
+  for (const double mu : {0.0, 0.05})
+    for (const bool intercept : {false, true}) {
+      INFO("mu " << mu << " intercept " << intercept << " multilabel " << multilabel);
+      check_weak_duality_and_optimum<Loss, L1, Scalar>(multilabel, mu, intercept);
+      check_weak_duality_and_optimum<Loss, L1L2, Scalar>(multilabel, mu, intercept);
+      check_weak_duality_and_optimum<Loss, L1Linf, Scalar>(multilabel, mu, intercept);
+      check_weak_duality_and_optimum<Loss, NoPenalty, Scalar>(multilabel, mu, intercept);
+    }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("duality gap: weak duality and zero gap at the optimum", "[gap]", float, double) {
+  using Scalar = TestType;
+  SECTION("squared hinge") { check_every_penalty<SquaredHinge, Scalar>(false); }
+  SECTION("one-vs-rest squared hinge") {
+    check_every_penalty<OvrSquaredHinge, Scalar>(false);
+    check_every_penalty<OvrSquaredHinge, Scalar>(true);
+  }
+  SECTION("logistic") {
+    check_every_penalty<Logistic, Scalar>(false);
+    check_every_penalty<Logistic, Scalar>(true);
+  }
+  SECTION("least squares") {
+    check_every_penalty<LeastSquares, Scalar>(false);
+    check_every_penalty<LeastSquares, Scalar>(true);
+  }
+  SECTION("Crammer-Singer (no intercept: multilabel too)") {
+    for (const double mu : {0.0, 0.05}) {
+      check_weak_duality_and_optimum<CrammerSinger, L1, Scalar>(false, mu, false);
+      check_weak_duality_and_optimum<CrammerSinger, L1L2, Scalar>(true, mu, false);
+      check_weak_duality_and_optimum<CrammerSinger, NoPenalty, Scalar>(false, mu, true);
+    }
+  }
+}
+
+TEST_CASE("duality gap: no penalty and mu = 0 has no finite certificate, not a vacuous one", "[gap]") {
+  const GapProblem<double> gp(30, 8, 3, false, 2);
+  GapWorkspace<double> work;
+  const ClassMatrix<double> W = ClassMatrix<double>::Zero(8, 3);
+  const DualityGap g = duality_gap(Logistic{}, NoPenalty{.lambda = 0, .mu = 0}, gp.problem(), W, ClassVector<double>(),
+                                   false, work);
+  double mean_weight = 0;
+  for (const double c : gp.weights) mean_weight += c / 30.0;
+  CHECK(g.primal == Approx(mean_weight * std::log(3.0)));
+  CHECK(g.dual == 0.0);           // θ = 0: D(0) = 0
+  CHECK(g.relative() == Approx(1.0));  // never ≤ tol: a solver cannot report converged at W = 0
+}
+
+TEST_CASE("gap schedule: cheap trigger, tightening, doubling fallback", "[gap]") {
+  GapSchedule schedule(1e-3);
+  CHECK(schedule.due(1, 1.0));  // the first epoch is always evaluated
+  schedule.evaluated(1, 1.0, false);
+  CHECK_FALSE(schedule.due(2, 0.5));
+  CHECK(schedule.due(3, 0.5));
+  schedule.evaluated(3, 0.5, false);
+  CHECK(schedule.due(4, 1e-3));      // the cheap measure reached tol
+  schedule.evaluated(4, 1e-3, false);  // refused: trigger 2.5e-4
+  CHECK_FALSE(schedule.due(5, 5e-4));
+  CHECK(schedule.due(5, 2e-4));
+}
