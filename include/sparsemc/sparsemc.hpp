@@ -40,6 +40,7 @@
 #include "model/staged_model.hpp"
 
 #include "solver/bcd/block_cd.hpp"
+#include "solver/duality_gap.hpp"
 #include "solver/fbpd/fbpd.hpp"
 #include "solver/fcbcfw/fcbcfw.hpp"
 #include "solver/fista/prox_gradient.hpp"
