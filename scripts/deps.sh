@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the given Debian packages if they are missing (as root, or through sudo).
 # Sourced by scripts/run.sh and scripts/test.sh.
-SPARSEMC_BUILD_PACKAGES=(cmake ninja-build g++ libeigen3-dev zlib1g-dev libbz2-dev libcli11-dev nlohmann-json3-dev)
+SPARSEMC_BUILD_PACKAGES=(cmake ninja-build g++ ccache libeigen3-dev zlib1g-dev libbz2-dev libcli11-dev nlohmann-json3-dev)
 SPARSEMC_TEST_PACKAGES=(catch2 libbenchmark-dev liblinear-tools python3-numpy python3-scipy python3-sklearn
                         python3-matplotlib python3-cvxopt clang)
 sparsemc_install_deps() {
@@ -19,4 +19,14 @@ sparsemc_install_deps() {
   fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# Puts ccache in front of the compiler when it is installed, with paths hashed relative to
+# the source tree, so that rebuilds (and other clones on the same machine) reuse unchanged
+# objects: sets SPARSEMC_LAUNCHER to the CMake argument (empty without ccache).
+sparsemc_use_ccache() {
+  SPARSEMC_LAUNCHER=()
+  command -v ccache >/dev/null || return 0
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+  SPARSEMC_LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 }

@@ -4,18 +4,19 @@
 # on data/dna.scale.t, its nonzero feature rows, its objective (1) and the training time.
 #
 # Installs the Debian packages it needs when they are missing (as root, or through sudo):
-#   cmake ninja-build g++ libeigen3-dev zlib1g-dev libbz2-dev libcli11-dev nlohmann-json3-dev
+#   cmake ninja-build g++ ccache libeigen3-dev zlib1g-dev libbz2-dev libcli11-dev nlohmann-json3-dev
 # Extra arguments are passed to sparsemc-train, e.g.  bash scripts/run.sh --loss logistic --path 10
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 source scripts/deps.sh
 sparsemc_install_deps "${SPARSEMC_BUILD_PACKAGES[@]}"
+sparsemc_use_ccache
 
 build=build/run
 echo "== Building the tools (Release) in $build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPARSEMC_BUILD_TOOLS=ON \
-  -DSPARSEMC_BUILD_TESTS=OFF -DSPARSEMC_BUILD_BENCH=OFF -DSPARSEMC_BUILD_EXAMPLES=OFF >/dev/null
+  -DSPARSEMC_BUILD_TESTS=OFF -DSPARSEMC_BUILD_BENCH=OFF -DSPARSEMC_BUILD_EXAMPLES=OFF "${SPARSEMC_LAUNCHER[@]}" >/dev/null
 if ! cmake --build "$build" --target sparsemc-train sparsemc-predict sparsemc-eval -j "$(nproc)" >"$build/build.log" 2>&1; then
   tail -n 60 "$build/build.log" >&2
   echo "run.sh: the build failed; full log in $build/build.log" >&2

@@ -9,10 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 sparsemc_install_deps "${SPARSEMC_BUILD_PACKAGES[@]}" "${SPARSEMC_TEST_PACKAGES[@]}"
+sparsemc_use_ccache
 
 jobs=$(nproc)
 echo "== Release build and tests"
-cmake --preset release >/dev/null
+cmake --preset release "${SPARSEMC_LAUNCHER[@]}" >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
 
@@ -45,6 +46,6 @@ if [ -x bench/compare ]; then
 fi
 
 echo "== Sanitizer build (ASan + UBSan) and tests"
-cmake --preset asan >/dev/null
+cmake --preset asan "${SPARSEMC_LAUNCHER[@]}" >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs"
