@@ -23,6 +23,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,6 +36,10 @@ struct HuberHinge {
   static constexpr std::string_view name = "huber-hinge";
   static constexpr bool supports_multilabel = false;
   static constexpr double delta = 0.5;  // δ: width of the quadratic zone
+  // The dual side, for the duality gap every solver stops on (solver/duality_gap.hpp):
+  // dual vectors are a = Σ_{r≠y} β_r (e_r − e_y) with β_r = φ'(z_r) ∈ [0, 1], so the domain
+  // contains {q − e_y : q in the simplex}.
+  static constexpr sparsemc::DualDomain dual_domain = sparsemc::DualDomain::shifted_simplex;
 
   template <sparsemc::RealScalar Scalar>
   Scalar value(std::span<const Scalar> s, sparsemc::ClassSet y) const noexcept {
@@ -75,6 +80,21 @@ struct HuberHinge {
     h[c] = total;
   }
 
+  // ℓ*(a, y) = Σ_{r≠y} φ*(β_r), φ*(v) = δv²/2 − v on [0, 1] (+∞ outside): the conjugate of
+  // φ(1 + ·) summed over the margins (Fenchel–Young: ℓ(s) + ℓ*(∇ℓ(s)) = ⟨∇ℓ(s), s⟩).
+  template <sparsemc::RealScalar Scalar>
+  double conjugate(std::span<const Scalar> a, sparsemc::ClassSet y) const noexcept {
+    const auto c = static_cast<std::size_t>(y[0]);
+    double sum = 0;
+    for (std::size_t r = 0; r < a.size(); ++r) {
+      if (r == c) continue;
+      const auto beta = static_cast<double>(a[r]);
+      if (beta < 0 || beta > 1) return std::numeric_limits<double>::infinity();
+      sum += 0.5 * delta * beta * beta - beta;
+    }
+    return sum;
+  }
+
   template <sparsemc::RealScalar Scalar>
   static constexpr Scalar curvature_bound(sparsemc::ClassIndex K) noexcept {
     return static_cast<Scalar>(K) / static_cast<Scalar>(delta);
@@ -93,6 +113,9 @@ struct HuberHinge {
 // The concepts say what the policy can be used for: a smooth loss (FISTA, BCD, SCD) ...
 static_assert(sparsemc::SmoothLoss<HuberHinge, double> && sparsemc::SmoothLoss<HuberHinge, float>,
               "HuberHinge must provide value, gradient, curvature and curvature_bound");
+// ... whose fits are certified by the duality gap (it has a conjugate) ...
+static_assert(sparsemc::ConjugateLoss<HuberHinge, double> && sparsemc::ConjugateLoss<HuberHinge, float>,
+              "HuberHinge must provide conjugate and dual_domain");
 // ... but not one with a prox (it has none), unlike the nonsmooth built-in CrammerSinger.
 static_assert(!sparsemc::ProximableLoss<HuberHinge, double>);
 static_assert(sparsemc::ProximableLoss<sparsemc::CrammerSinger, double>);
@@ -138,6 +161,10 @@ int main(int argc, char** argv) {
     worst = std::max(worst, std::abs((loss.value<double>(up, y) - loss.value<double>(down, y)) / 2e-6 - g[k]));
   }
   std::printf("largest |gradient - finite difference| = %.2e\n", worst);
+  // The conjugate meets Fenchel–Young with equality at the gradient.
+  const double fenchel_young = value + loss.conjugate<double>(g, y) - (g[0] * s[0] + g[1] * s[1] + g[2] * s[2]);
+  std::printf("Fenchel-Young residual l(s) + l*(g) - <g, s> = %.2e\n", fenchel_young);
+  worst = std::max(worst, std::abs(fenchel_young));
 
   // 2. Training: any smooth policy plugs into any solver that asks for SmoothLoss.
   const std::string train_path = argc > 2 ? argv[1] : SPARSEMC_REPO_DATA "/dna.scale";
