@@ -16,8 +16,10 @@
 #include <charconv>
 #include <cmath>
 #include <exception>
+#include <iomanip>
 #include <iostream>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -138,6 +140,8 @@ int run_tool(const char* tool, CLI::App& app, int argc, char** argv, Body&& body
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return exit_ok;
+  } catch (const CLI::Success&) {
+    return exit_ok;  // a flag that printed what was asked (--list-solvers) and ends the run
   } catch (const CLI::ParseError& e) {
     std::cerr << tool << ": error: " << e.what() << "\nRun '" << tool << " --help' for the accepted options.\n";
     return exit_usage;
@@ -169,6 +173,35 @@ int run_tool(const char* tool, CLI::App& app, int argc, char** argv, Body&& body
 /// A JSON number, or null when the value is not finite (JSON has no NaN).
 inline nlohmann::json json_number(double value) {
   return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+/// Why a duality gap is not a finite number: +inf means the dual point built from the model
+/// gives no finite bound, NaN that it was not evaluated (a solver of another problem, a staged
+/// model, non-finite values). "" if finite. (With --penalty none and --mu 0 the gap is finite
+/// but useless: D = D(0), relative gap about 1, the problem has no certificate.)
+inline std::string gap_note(double gap) {
+  if (std::isnan(gap)) return "not evaluated";
+  if (std::isinf(gap)) return "infinite: no finite certificate at this model";
+  return {};
+}
+
+/// The certificate of a fit or a model in JSON: "duality_gap" (F − D, an upper bound on
+/// F − F*) and "relative_gap" (gap / max(|F|, 1e-12)); null when not finite, and then
+/// "gap_note" says why (gap_note above). JSON has no infinity, hence null plus the note.
+inline void add_gap_json(nlohmann::json& j, double gap, double relative) {
+  if (std::isnan(relative)) gap = relative;  // an unevaluated certificate (DualityGap::gap() maps NaN to 0)
+  j["duality_gap"] = json_number(gap);
+  j["relative_gap"] = json_number(relative);
+  if (const std::string note = gap_note(gap); !note.empty()) j["gap_note"] = note;
+}
+
+/// The certificate as text: "duality gap X (relative Y)", with the reason when it is not finite.
+inline std::string describe_gap(double gap, double relative) {
+  if (std::isnan(relative)) gap = relative;
+  std::ostringstream os;
+  os << std::setprecision(4) << "duality gap " << gap << " (relative " << relative << ")";
+  if (const std::string note = gap_note(gap); !note.empty()) os << ": " << note;
+  return os.str();
 }
 
 }  // namespace sparsemc::tools

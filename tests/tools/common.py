@@ -35,12 +35,23 @@ def sanitizer_run():
     return bool(os.environ.get("SPARSEMC_SANITIZER_RUN"))
 
 
+def require_files(*paths):
+    """Exits with the skip code (ctest: skipped, not passed) when an input file is missing."""
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        print("SKIPPED: missing input " + ", ".join(missing))
+        sys.exit(SKIP)
+
+
 class Checks:
-    """Counts checks; prints one line per failure and the closing 'N passed, N failed' line."""
+    """Counts checks; prints one line per failure and the closing 'N passed, N failed' line.
+    `xfail` is a check known to fail until a named fix lands: its failure is printed as XFAIL
+    and does not fail the script; its success is printed as XPASS (the mark can go)."""
 
     def __init__(self):
         self.passed = 0
         self.failed = 0
+        self.xfailed = 0
 
     def check(self, ok, what, detail=""):
         if ok:
@@ -50,8 +61,17 @@ class Checks:
             print(f"FAILED: {what}" + (f"\n    {detail}" if detail else ""), flush=True)
         return ok
 
+    def xfail(self, ok, what, reason, detail=""):
+        if ok:
+            self.passed += 1
+            print(f"XPASS: {what} (expected to fail: {reason}; remove the mark)", flush=True)
+        else:
+            self.xfailed += 1
+            print(f"XFAIL: {what} ({reason})" + (f"\n    {detail}" if detail else ""), flush=True)
+        return ok
+
     def done(self):
-        print(f"{self.passed} passed, {self.failed} failed")
+        print(f"{self.passed} passed, {self.failed} failed" + (f", {self.xfailed} expected failures" if self.xfailed else ""))
         sys.exit(1 if self.failed else 0)
 
 
@@ -69,6 +89,24 @@ def run_json(cmd):
     except ValueError:
         obj = None
     return rc, obj, err
+
+
+DEFAULT_TOL = 1e-3  # every solver of (1): converged means relative duality gap <= 1e-3
+
+
+def check_certificate(t, obj, where, tol=DEFAULT_TOL):
+    """The certificate of a train/eval JSON object: duality_gap >= 0 and relative_gap = gap/|F|
+    (both numbers), and status converged only with relative_gap <= tol. Returns relative_gap."""
+    gap, rel = obj.get("duality_gap"), obj.get("relative_gap")
+    if not t.check(isinstance(gap, (int, float)) and isinstance(rel, (int, float)),
+                   f"{where}: duality_gap and relative_gap are numbers", f"{gap!r} {rel!r} {obj.get('gap_note')!r}"):
+        return None
+    F = obj["objective"]
+    t.check(gap >= 0 and abs(rel - gap / max(abs(F), 1e-12)) <= 1e-12 + 1e-9 * rel,
+            f"{where}: relative_gap = duality_gap / |F| >= 0", f"gap {gap} relative {rel} F {F}")
+    if obj.get("status") == "converged":
+        t.check(rel <= tol, f"{where}: status converged implies relative_gap <= tol {tol}", f"relative_gap {rel}")
+    return rel
 
 
 # --- data -----------------------------------------------------------------------------------
