@@ -4,6 +4,8 @@
 #include "scd_test_support.hpp"
 
 #include <sparsemc/solver/bcd/block_cd.hpp>
+#include <sparsemc/solver/duality_gap.hpp>
+#include <sparsemc/solver/fbpd/fbpd.hpp>
 
 using namespace sparsemc;
 using namespace sparsemc::scd_test;
@@ -109,20 +111,20 @@ TEST_CASE("scd-ls reaches LIBLINEAR -s 5's objective at -e 0.001 (dna, heart_sca
     REQUIRE(std::system(("liblinear-train -q -s 5 -c 1 -e 0.001 " + file + " " + model).c_str()) == 0);
     const double F_liblinear = liblinear_objective(model, data, penalty);
     std::filesystem::remove(model);
-    // V ≤ 1e-6 V(0): LIBLINEAR normalises at the end of its first pass, far below V(0). Both
+    // A certified relative gap of 1e-8 (LIBLINEAR -e 0.001 is about 1e-7 above F* here). Both
     // orders: the paper's uniform draws and the permuted sweeps the tools use (with shrinking).
     const auto problem = data.problem<Eigen::ColMajor>();
     const double V0 = summed_violation_at_zero(OvrSquaredHinge{}, penalty, problem, false);
     for (const auto order : {CoordinateOrder::uniform, CoordinateOrder::permuted_cyclic}) {
       INFO((order == CoordinateOrder::uniform ? "uniform" : "permuted_cyclic"));
-      SCD<OvrSquaredHinge, L1, Adaptive> solver({}, penalty, {.tol = 1e-6, .max_epochs = 100000, .order = order});
+      SCD<OvrSquaredHinge, L1, Adaptive> solver({}, penalty, {.tol = 1e-8, .max_epochs = 100000, .order = order});
       const auto result = solver.fit(problem);
       INFO("scd-ls " << result.info.objective << " after " << result.info.epochs << " epochs; liblinear " << F_liblinear);
       CHECK(result.info.status == Status::converged);
       CHECK(result.info.objective <= F_liblinear);
       // The reported measure is the exact violation at the returned model (recomputed here).
       const double V = summed_violation(OvrSquaredHinge{}, penalty, problem, result.model, false);
-      CHECK(V <= 1e-6 * V0 * (1 + 1e-9));
+      CHECK(result.info.relative_gap <= 1e-8);
       CHECK(std::abs(V / V0 - result.info.measure) <= 1e-9 + 1e-6 * result.info.measure);
       if (data.n_classes() == 2) {  // the binary problem is solved once and mirrored
         const auto W = result.model.dense();
@@ -196,3 +198,114 @@ TEST_CASE("scd: a warm start at the optimum stops after one epoch; an asymmetric
   CHECK_THROWS_AS(bs.fit(bp, wrong), std::invalid_argument);
 }
 
+
+// ------------------------------------------------------------------------------------------------
+// Stopping you can trust: every variant × every loss it accepts × every penalty, at DEFAULT
+// options, on a wide (d ≫ n) and a tall problem: converged means the relative duality gap of (1)
+// is ≤ 1e-3, the reported gap bounds F − F*, and F is within 1e-3 of F* (F* from a tight solve
+// by another solver: ProxGradient at tol 1e-10 for the smooth losses, FBPD at 1e-10 for
+// Crammer–Singer).
+// ------------------------------------------------------------------------------------------------
+
+namespace {
+
+/// F* of (1) by a tight solve of another solver, on a CSR copy in double.
+template <class Loss, class Penalty>
+double tight_optimum(const RandomProblem<double>& rp, const Penalty& penalty) {
+  const Eigen::SparseMatrix<double, Eigen::RowMajor, std::int32_t> R = rp.A;
+  const CsrProblem<double> problem{CsrView<double>(R), rp.labels.view(), rp.weights};
+  if constexpr (std::same_as<Loss, CrammerSinger>) {
+    FBPD<CrammerSinger, Penalty> solver({}, penalty, {.tol = 1e-10, .max_epochs = 2000000});
+    const auto result = solver.fit(problem);
+    REQUIRE(result.info.status == Status::converged);
+    return result.info.objective;
+  } else {
+    ProxGradient<Loss, Penalty> solver(Loss{}, penalty, {.tol = 1e-10, .max_epochs = 2000000});
+    const auto result = solver.fit(problem);
+    REQUIRE(result.info.status == Status::converged);
+    return result.info.objective;
+  }
+}
+
+/// One (variant, loss, penalty, problem) at default options. `certifiable` false: the variant
+/// does not certify 1e-3 there at its defaults (documented in SCD's comment and docs/scd.md):
+/// then converged only if certified, and the reported gap must still bound F − F*.
+template <class Variant, class Loss, class Penalty>
+void check_default_certified(const RandomProblem<double>& rp, const Penalty& penalty, const char* shape,
+                             bool certifiable = true) {
+  const auto problem = rp.problem();
+  const double F_star = tight_optimum<Loss>(rp, penalty);
+  SCD<Loss, Penalty, Variant> solver(Loss{}, penalty);
+  const auto result = solver.fit(problem);
+  const auto& info = result.info;
+  const double excess = info.objective - F_star;
+  INFO(Variant::name << " " << Loss::name << " + " << Penalty::name << " λ=" << penalty.lambda << " μ=" << penalty.mu
+                     << " (" << shape << "): " << to_string(info.status) << " after " << info.epochs
+                     << " epochs, F = " << info.objective << ", F* = " << F_star << ", gap " << info.duality_gap
+                     << " (relative " << info.relative_gap << ")");
+  // The reported gap is at the returned model: recomputed here from the model.
+  GapWorkspace<double> work;
+  const DualityGap again = duality_gap(Loss{}, penalty, problem, result.model, work);
+  CHECK(rel(again.primal, info.objective) <= 1e-10);
+  CHECK(std::abs(again.gap() - info.duality_gap) <= 1e-9 * std::max(1.0, std::abs(info.objective)));
+  // An upper bound on F − F* (F* from a tolerance-1e-10 solve: the slack allows for its error).
+  CHECK(info.duality_gap >= excess - 1e-9 * std::abs(F_star));
+  // `converged` if and only if certified, whether or not the combination is expected to be.
+  CHECK((info.status == Status::converged) == (info.relative_gap <= 1e-3));
+  if (certifiable) {
+    REQUIRE(info.status == Status::converged);
+    CHECK(excess / std::abs(F_star) <= 1e-3);
+  }
+}
+
+/// Every loss the variant accepts × L1, NoPenalty with μ > 0, L1 with μ > 0.
+/// scd / scd-ls certify every combination. scd-rda (measured, seed 0, 10 000 epochs): never
+/// Crammer–Singer (the subgradient candidate is not tight); the ridge-only problems of every
+/// other loss; logistic + ℓ1 + ridge; not reliably ℓ1 alone (O(1/√t): logistic 1.5e-2 on the
+/// wide problem, 6.8e-4 on the tall one) nor the squared hinges / least squares with ℓ1, whose unbounded gradients make
+/// the default step scale diverge or crawl (docs/scd.md).
+template <class Variant, class Loss>
+bool certifies_at_defaults(double mu, bool has_l1) {
+  if constexpr (!Variant::dual_averaging) return true;
+  else if constexpr (std::same_as<Loss, CrammerSinger>) return false;
+  else if constexpr (std::same_as<Loss, Logistic>) return mu > 0;
+  else return !has_l1 && mu > 0;
+}
+
+template <class Variant, class... Losses>
+void check_variant_defaults(const RandomProblem<double>& rp, const char* shape, double lambda) {
+  auto each_loss = [&]<class Loss>() {
+    check_default_certified<Variant, Loss>(rp, L1{.lambda = lambda, .mu = 0}, shape,
+                                           certifies_at_defaults<Variant, Loss>(0, true));
+    check_default_certified<Variant, Loss>(rp, NoPenalty{.lambda = 0, .mu = 0.05}, shape,
+                                           certifies_at_defaults<Variant, Loss>(0.05, false));
+    check_default_certified<Variant, Loss>(rp, L1{.lambda = lambda / 2, .mu = 0.02}, shape,
+                                           certifies_at_defaults<Variant, Loss>(0.02, true));
+  };
+  (each_loss.template operator()<Losses>(), ...);
+}
+
+}  // namespace
+
+TEST_CASE("scd / scd-ls / scd-rda at default options: converged is a certified relative gap <= 1e-3",
+          "[scd][defaults][gap]") {
+  const RandomProblem<double> wide(30, 300, 3, 0.1, 101, true);  // d ≫ n, the sector shape
+  const RandomProblem<double> tall(200, 12, 3, 0.5, 102, true);
+  for (const auto& [rp, shape] : {std::pair{&wide, "wide"}, std::pair{&tall, "tall"}}) {
+    check_variant_defaults<Smooth, OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>(*rp, shape, 0.01);
+    check_variant_defaults<Adaptive, OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>(*rp, shape, 0.01);
+    check_variant_defaults<NonsmoothRDA, CrammerSinger, OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>(
+        *rp, shape, 0.01);
+  }
+}
+
+TEST_CASE("scd: without a penalty and mu = 0 there is no certificate: max_iter with the gap F", "[scd][gap]") {
+  const RandomProblem<double> rp(40, 8, 3, 0.5, 103, true);
+  SCD<SquaredHinge, NoPenalty, Adaptive> solver({}, {.lambda = 0, .mu = 0}, {.max_epochs = 30});
+  const auto result = solver.fit(rp.problem());
+  CHECK(result.info.status == Status::max_iter);
+  CHECK(result.info.epochs == 30);
+  CHECK(result.info.duality_gap == result.info.objective);
+  CHECK(result.info.relative_gap == 1.0);
+  CHECK(result.model.nnz() > 0);  // it did optimise: W = 0 is not returned as "converged"
+}

@@ -50,11 +50,10 @@ enum class CoordinateOrder {
 /// Options of `SCD`. Every field has a default; `validate()` names a bad field.
 template <class Variant>
 struct SCDOptions {
-  /// Smooth variants: stop when V(W) ≤ tol · V(0), V the exact optimality violation of (1)
-  /// summed over the coordinates, V(W) = Σ_jr dist(−∂L/∂w_jr, λ∂|w_jr| + μw_jr) (+ Σ_r |∂L/∂b_r|),
-  /// normalised at W = 0, b = 0 whatever the warm start (LIBLINEAR's Gnorm1 rule). RDA: stop
-  /// when the objective of the returned iterate changes by ≤ tol relative over one epoch.
-  double tol = Variant::default_tol;
+  /// Stop (`converged`) when the relative duality gap of (1) at the returned iterate is ≤ tol
+  /// (solver/duality_gap.hpp): (F − D)/max(|F|, 10⁻¹²) ≤ tol certifies F − F* ≤ tol·|F|. The
+  /// cheap measure (info.measure) only decides when the gap is evaluated.
+  double tol = 1e-3;
   /// Epoch budget; an epoch is N coordinate steps, N the number of (active) coordinates.
   std::int64_t max_epochs = Variant::default_max_epochs;
   /// Wall-clock budget in seconds (0 = none), checked after every epoch.
@@ -105,7 +104,8 @@ struct SCDOptions {
 /// columns are independent binary problems), O(nnz_j) amortised for SquaredHinge, Logistic and
 /// CrammerSinger (an O(K) refresh for the samples whose true or extreme class is r), O(nnz_j·K)
 /// for a loss without a kernel (the loss is called on whole score rows). An epoch costs about
-/// K·nnz(X) sample visits — one BlockCD epoch — plus O(nK) for the objective report.
+/// K·nnz(X) sample visits — one BlockCD epoch — plus O(nK) for the objective report. The losses
+/// must have a conjugate (ConjugateLoss) for the certificate.
 ///
 /// **Binary problems** (K = 2, labels ±1) are the paper's setting exactly: with
 /// OvrSquaredHinge the two columns are the same L2-loss SVM with opposite labels, so (with
@@ -116,22 +116,25 @@ struct SCDOptions {
 /// CrammerSinger) depend on s_1 − s_0 only: their two columns are solved as they are, and
 /// u = W_:1 − W_:0 is the binary model.
 ///
-/// **Stopping** (smooth variants): the exact optimality violation of (1), summed over
-/// coordinates, V = Σ_k penalty.violation_entry(w_k, ∂L/∂w_k) (+ Σ_r |∂L/∂b_r|) — LIBLINEAR's
-/// Gnorm1 —, relative to V at W = 0, b = 0 (whatever the warm start): stop when V ≤ tol·V(0).
-/// Each visited coordinate contributes its violation at its visit to a free per-epoch estimate;
-/// whenever the estimate has fallen a decade below the last exact value (or to the target), V is
-/// computed exactly at the epoch's end point (one gradient pass over every coordinate, shrunk
-/// ones included), coordinates found violating rejoin the draws, and only the exact value
-/// decides. For a loss that is a sum over classes (OvrSquaredHinge) each class is such a check
-/// group of its own: a class meeting V_r ≤ tol·V_r(0) leaves the draws for good (its problem is
-/// independent of the others), so all classes done implies V ≤ tol·V(0); an epoch runs the
-/// classes one after the other, keeping one class's slacks in cache. The reported measure is
-/// exact at the returned point. If V(0) = 0, W = 0 is optimal: a cold start returns it at once.
-/// Note that V(0) is large (every margin violated), so tol is stricter than LIBLINEAR's -e,
-/// which normalises after its first pass: V ≤ 1e-6·V(0) is typically needed for -e 0.001.
-/// RDA: the objective of the averaged iterate is evaluated after every epoch (scores of w̄,
-/// objective.hpp) and the solve stops when it changes by ≤ tol relative.
+/// **Stopping**: `converged` means the relative duality gap of (1) at the returned iterate is
+/// ≤ tol (default 1e-3; solver/duality_gap.hpp, the loss-(sub)gradient dual candidate), and the
+/// gap is reported for every status (info.duality_gap, info.relative_gap). A cheap measure decides
+/// when the gap (two O(nnz·K) products) is evaluated (GapSchedule: when the measure reaches its
+/// trigger, else after a doubling number of epochs) and stays a diagnostic (info.measure):
+///   - smooth variants: the exact optimality violation V = Σ_k violation_entry(w_k, ∂L/∂w_k)
+///     (+ Σ_r |∂L/∂b_r|), relative to V at W = 0 (LIBLINEAR's Gnorm1). A free per-epoch estimate
+///     (each visited coordinate's violation) triggers an exact pass whenever it has fallen a
+///     decade; the exact pass brings back coordinates that shrinking dropped. For OvrSquaredHinge
+///     each class is a group of its own that leaves the draws when V_r ≤ level·V_r(0); when the
+///     groups meet the level but the gap refuses, the level drops to a quarter of the measure and
+///     the groups are checked again.
+///   - RDA: the relative change of F at the returned iterate over one epoch; the gap is taken at
+///     the iterate returned (the average w̄ by default, at the scores its objective needed).
+/// No certificate exists without a penalty and with μ = 0 (the gap is F): such a run ends with
+/// max_iter. **RDA + Crammer–Singer cannot certify 1e-3 in practice**: the subgradient candidate
+/// e_{r*} − e_y is a valid dual point but not a tight one (at the optimum many samples sit on a
+/// kink where the optimal dual is a convex combination), so the gap stalls far above F − F*;
+/// the run ends with max_iter and the honest gap (an upper bound on F − F*), see docs/scd.md.
 ///
 /// **Reproducibility**: the draws come from `Rng(seed)` with sparsemc's own uniform integers
 /// and shuffle; a seed reproduces the result bit for bit.
@@ -140,7 +143,7 @@ struct SCDOptions {
 /// intercept when fit_intercept is set (ignored otherwise); RDA centres its prox-function there.
 ///
 /// The returned model has class labels 0..K−1 (or the warm-start model's labels);
-/// `info.objective` is F of (1) recomputed exactly at the returned model (objective.hpp).
+/// `info.objective` is F of (1) recomputed from scratch at the returned model with its gap.
 ///
 /// \code
 ///   #include <sparsemc/sparsemc.hpp>
@@ -175,6 +178,9 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
   /// fraction of the last exact value (or to tol): about one check per decade of progress,
   /// each bringing back the coordinates that shrinking dropped but that violate again.
   static constexpr double recheck_factor = 0.1;
+  /// After a gap that refused to certify where the measure had met its level, the level drops
+  /// to this fraction of the measure: the factor GapSchedule applies to its trigger.
+  static constexpr double refused_tighten = 0.25;
 
   template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
   Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
@@ -189,6 +195,9 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
       static_assert(SmoothLoss<Loss, Scalar>,
                     "SCD<…, Smooth/Adaptive> needs a smooth loss: value, gradient, curvature and curvature_bound "
                     "(loss/concepts.hpp). Crammer-Singer is not smooth: use SCD<…, NonsmoothRDA>.");
+    static_assert(ConjugateLoss<Loss, Scalar>,
+                  "SCD stops on the duality gap of (1): the loss needs conjugate() and dual_domain "
+                  "(ConjugateLoss, loss/concepts.hpp; examples/custom_loss.cpp shows one).");
     static_assert(EntrywisePenalty<Penalty, Scalar>,
                   "SCD updates single weights: it needs an entrywise penalty with prox_entry and violation_entry "
                   "(penalty/concepts.hpp): L1 or NoPenalty. Row penalties (L1L2, L1Linf) need BlockCD.");
@@ -231,10 +240,7 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
     std::iota(labels.begin(), labels.end(), Label{0});
     double bias = -1.0;
     if (initial != nullptr) {
-      if (initial->n_features() != static_cast<std::int64_t>(d) || initial->n_classes() != K)
-        throw std::invalid_argument("SCD::fit: the initial model is " + std::to_string(initial->n_features()) +
-                                    " × " + std::to_string(initial->n_classes()) + " but the problem is " +
-                                    std::to_string(d) + " × " + std::to_string(K));
+      detail::check_warm_start("SCD", *initial, static_cast<std::int64_t>(d), K);
       initial->copy_to(W);
       if (intercept && initial->has_intercept()) b = initial->intercept();
       labels = initial->labels();
@@ -343,6 +349,34 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
       M.col(0) = -M.col(1);
       if (v.size() > 0) v[0] = -v[1];
     };
+    // The model of (M, v) (mirrored first): for the callbacks that take one, and the result.
+    auto model_of = [&](ClassMatrix<Scalar>& M, ClassVector<Scalar>& v) {
+      mirror_columns(M, v);
+      return LinearModel<Scalar>(M, intercept ? v : ClassVector<Scalar>(), labels);
+    };
+
+    // --- the certificate: the duality gap of (1) ---------------------------------------------
+    // Evaluated when `schedule` says so (the cheap measure has reached its trigger, or the
+    // doubling epoch interval has run out) and at the returned iterate; only it decides
+    // `converged`. Its cost (one or two O(nnz·K) products) is timed for the verbose summary.
+    GapWorkspace<Scalar> gap_work;
+    GapSchedule schedule(options_.tol);
+    DualityGap certificate;             // the last evaluation …
+    std::int64_t certificate_epoch = -1;  // … and the epoch of the iterate it certifies
+    double gap_seconds = 0.0;
+    std::int64_t gap_evaluations = 0;
+    // The gap at (M, v), from scratch (scores X M + 1vᵀ), or at scores S the caller has.
+    auto gap_at = [&](ClassMatrix<Scalar>& M, ClassVector<Scalar>& v, const ClassMatrix<Scalar>* S) {
+      const Stopwatch watch;
+      mirror_columns(M, v);
+      const ClassVector<Scalar> none;
+      const DualityGap g =
+          S != nullptr ? duality_gap_at_scores(loss_, penalty_, problem, *S, penalty_value(penalty_, M), intercept, gap_work)
+                       : duality_gap(loss_, penalty_, problem, M, intercept ? v : none, intercept, gap_work);
+      gap_seconds += watch.seconds();
+      ++gap_evaluations;
+      return g;
+    };
 
     // The per-sample cache (scores, slacks, …) of detail/coordinate_kernel.hpp: all the solver's
     // O(nK) memory besides W, allocated here once; nothing is allocated per step or per epoch.
@@ -444,10 +478,16 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
       const std::vector<double> reference = exact;
       const double total_reference = std::accumulate(reference.begin(), reference.end(), 0.0);
       const double scale = total_reference > 0.0 ? total_reference : 1.0;
-      // Group g is done when V_g ≤ tol · V_g(0) (tol · V(0) for a group with V_g(0) = 0); all
-      // groups done gives V ≤ tol · V(0).
+      // Group g is done when V_g ≤ level · V_g(0) (level · V(0) for a group with V_g(0) = 0); all
+      // groups done gives V ≤ level · V(0), which triggers the gap (the schedule's trigger
+      // starts at tol too). A gap that refuses to certify there lowers the level as the
+      // schedule lowers its trigger, and the done groups are checked again.
+      double level = options_.tol;
       std::vector<double> target(groups);
-      for (std::size_t g = 0; g < groups; ++g) target[g] = options_.tol * (reference[g] > 0.0 ? reference[g] : scale);
+      auto set_targets = [&] {
+        for (std::size_t g = 0; g < groups; ++g) target[g] = level * (reference[g] > 0.0 ? reference[g] : scale);
+      };
+      set_targets();
       if (initial != nullptr) kernel.set_scores(X, &W, intercept ? &b : nullptr);
       F = kernel.loss_part() + multiplicity * penalty_sum;
 
@@ -530,22 +570,27 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
         return false;
       };
 
-      // The current model (for callbacks that take one, and the result).
-      auto make_model = [&] {
-        mirror_columns(W, b);
-        return LinearModel<Scalar>(W, intercept ? b : ClassVector<Scalar>(), labels);
-      };
+      auto make_model = [&] { return model_of(W, b); };
       // The measure: Σ_g (V_g exact where known this epoch, else its estimate) / V(0). `done`
       // groups are finished (exactly checked at their target), `check` marks this epoch's checks.
       std::vector<double> current = reference;
       std::vector<std::uint8_t> done(groups, 0), is_exact(groups, 0), check(groups, 0);
+      bool certified = false;
       if (!std::isfinite(F) || !std::isfinite(total_reference)) {
         status = Status::numerical_issue;
       } else if (total_reference == 0.0 && initial == nullptr) {
-        status = Status::converged;  // W = 0, b = 0 satisfies the optimality conditions
-        std::fill(current.begin(), current.end(), 0.0);
-        std::fill(is_exact.begin(), is_exact.end(), 1);
-      } else {
+        // W = 0, b = 0 satisfies the optimality conditions: certified at once where a
+        // certificate exists (not for NoPenalty with μ = 0, whose gap is F).
+        certificate = gap_at(W, b, nullptr);
+        certificate_epoch = 0;
+        certified = certificate.relative() <= options_.tol;
+        if (certified) {
+          status = Status::converged;
+          std::fill(current.begin(), current.end(), 0.0);
+          std::fill(is_exact.begin(), is_exact.end(), 1);
+        }
+      }
+      if (status == Status::max_iter && !certified) {
         // Checks at decades: the first when an estimate reaches V_g(0)/10, then whenever it has
         // fallen tenfold below the last exact value. Bounded cost (~log10(1/tol) passes) and
         // no wrongly shrunk coordinate stays out for long.
@@ -579,26 +624,28 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
               }
             }
           }
-          // Converged when every group has met its target by an exact check.
-          const bool converged = std::all_of(done.begin(), done.end(), [](std::uint8_t x) { return x != 0; });
           measure = std::accumulate(current.begin(), current.end(), 0.0) / scale;
           F = kernel.loss_part() + multiplicity * penalty_sum;
-          const EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
+          const bool finite = std::isfinite(F) && std::isfinite(measure);
+          // The certificate, when due; only it decides `converged`.
+          double relative = std::numeric_limits<double>::quiet_NaN();
+          if (finite && schedule.due(epoch, measure)) {
+            certificate = gap_at(W, b, nullptr);
+            certificate_epoch = epoch;
+            relative = certificate.relative();
+            certified = relative <= options_.tol;
+            schedule.evaluated(epoch, measure, certified);
+            if (!certified && measure <= level) {  // the measure was met, the gap was not: ask for more
+              level = refused_tighten * measure;
+              set_targets();
+              std::fill(done.begin(), done.end(), 0);  // their next check brings violators back
+            }
+          }
+          EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
+          report.relative_gap = relative;
           const bool stop = report_epoch(report, make_model);
-          if (!std::isfinite(F) || !std::isfinite(measure)) {
-            status = Status::numerical_issue;
-            break;
-          }
-          if (converged) {
-            status = Status::converged;
-            break;
-          }
-          if (stop) {
-            status = Status::stopped_by_callback;
-            break;
-          }
-          if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
-            status = Status::time_limit;
+          if (const auto verdict = detail::epoch_verdict(options_, finite, certified, stop, report.seconds)) {
+            status = *verdict;
             break;
           }
           margin = v_max * inv_n;  // LIBLINEAR's M/n, M the largest violation of this epoch
@@ -614,6 +661,10 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
             if (check[g]) current[g] = exact[g];
         }
         measure = std::accumulate(current.begin(), current.end(), 0.0) / scale;
+      }
+      if (certificate_epoch != epoch) {
+        certificate = gap_at(W, b, nullptr);
+        certificate_epoch = epoch;
       }
       model = make_model();
     } else {
@@ -690,7 +741,7 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
       };
       auto make_model = [&] {
         auto [Wm, bm] = current();
-        return LinearModel<Scalar>(Wm, intercept ? bm : ClassVector<Scalar>(), labels);
+        return model_of(Wm, bm);
       };
       // F at the returned iterate: from the cache for the last iterate, by scores of w̄ (one
       // sparse × dense product, objective.hpp) for the average.
@@ -698,6 +749,12 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
         if (!rule.average) return kernel.loss_part() + multiplicity * penalty_sum;
         average();
         return objective(loss_, penalty_, problem, W_avg, b_avg, S).total();
+      };
+      // The gap at the returned iterate: at the scores of w̄ that `evaluate` left in S, or from
+      // scratch at the last iterate.
+      auto certify = [&] {
+        auto [Wm, bm] = current();
+        return gap_at(Wm, bm, rule.average && steps > 0 ? &S : nullptr);
       };
       auto count_rows = [&](const ClassMatrix<Scalar>& M) {
         return static_cast<std::int64_t>((M.array() != Scalar(0)).rowwise().any().count());
@@ -714,51 +771,50 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
           const double previous = F;
           F = evaluate();
           measure = std::abs(previous - F) / std::max(std::abs(F), std::numeric_limits<double>::min());
+          const bool finite = std::isfinite(F);
+          double relative = std::numeric_limits<double>::quiet_NaN();
+          bool certified = false;
+          if (finite && schedule.due(epoch, measure)) {
+            certificate = certify();
+            certificate_epoch = epoch;
+            relative = certificate.relative();
+            certified = relative <= options_.tol;
+            schedule.evaluated(epoch, measure, certified);
+          }
           const std::int64_t rows = rule.average ? count_rows(W_avg) : nnz_rows;
-          const EpochReport report{epoch, F, measure, rows, clock.seconds()};
+          EpochReport report{epoch, F, measure, rows, clock.seconds()};
+          report.relative_gap = relative;
           const bool stop = report_epoch(report, make_model);
-          if (!std::isfinite(F)) {
-            status = Status::numerical_issue;
-            break;
-          }
-          if (measure <= options_.tol) {
-            status = Status::converged;
-            break;
-          }
-          if (stop) {
-            status = Status::stopped_by_callback;
-            break;
-          }
-          if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
-            status = Status::time_limit;
+          if (const auto verdict = detail::epoch_verdict(options_, finite, certified, stop, report.seconds)) {
+            status = *verdict;
             break;
           }
         }
       }
+      if (certificate_epoch != epoch) {
+        certificate = certify();
+        certificate_epoch = epoch;
+      }
       model = make_model();
     }
 
-    // --- the result: provenance in the model, the information block, F recomputed exactly ----
-    Result<Scalar> result{std::move(model), {}};
-    auto& provenance = result.model.provenance();
-    provenance.loss = std::string(Loss::name);
-    provenance.penalty = std::string(Penalty::name);
-    provenance.solver = std::string(name);
-    provenance.lambda = static_cast<double>(penalty_.lambda);
-    provenance.mu = static_cast<double>(penalty_.mu);
-    provenance.status = std::string(to_string(status));
-    provenance.bias = bias;
-    auto& info = result.info;
+    // --- the result: the shared epilogue, the certificate at the returned model ---------------
+    // A budget that ran out at a certified iterate (the last evaluation was before it) is a
+    // certified result.
+    if (status == Status::max_iter && certificate.relative() <= options_.tol) status = Status::converged;
+    SolverInfo info;
     info.status = status;
     info.epochs = epoch;
-    // F recomputed from scratch at the returned model: what is reported never depends on a cache.
-    info.objective = status == Status::numerical_issue ? F : objective(loss_, penalty_, problem, result.model).total();
+    info.objective = F;  // replaced by the certificate's F, computed from scratch, where finite
     info.measure_name = Variant::dual_averaging ? "relative_change" : "kkt_violation";
     info.measure = measure;
-    info.nnz = result.model.nnz();
-    info.nnz_rows = result.model.nnz_rows();
     info.seconds = clock.seconds();
-    notify_end(info, callbacks...);
+    if (options_.verbose)
+      std::cerr << name << ": " << gap_evaluations << " duality gap evaluations, " << gap_seconds << " s of "
+                << info.seconds << " s\n";
+    Result<Scalar> result =
+        detail::finish_result<Loss>(std::move(model), name, penalty_, bias, certificate, std::move(info));
+    notify_end(result.info, callbacks...);
     return result;
   }
 

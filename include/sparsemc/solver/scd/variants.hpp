@@ -30,8 +30,6 @@ struct Smooth {
   static constexpr std::string_view name = "scd";
   static constexpr bool line_search = false;
   static constexpr bool dual_averaging = false;
-  /// Default of SCDOptions::tol (relative exact optimality violation).
-  static constexpr double default_tol = 1e-3;
   static constexpr std::int64_t default_max_epochs = 10000;
   void validate() const {}
 };
@@ -56,7 +54,6 @@ struct Adaptive {
   static constexpr std::string_view name = "scd-ls";
   static constexpr bool line_search = true;
   static constexpr bool dual_averaging = false;
-  static constexpr double default_tol = 1e-3;
   static constexpr std::int64_t default_max_epochs = 10000;
 
   /// β > 1: the backtracking factor of L (eq. 10).
@@ -93,8 +90,6 @@ struct NonsmoothRDA {
   static constexpr std::string_view name = "scd-rda";
   static constexpr bool line_search = false;
   static constexpr bool dual_averaging = true;
-  /// Default of SCDOptions::tol: relative change of F(w̄) over one epoch.
-  static constexpr double default_tol = 1e-5;
   static constexpr std::int64_t default_max_epochs = 10000;
 
   /// γ > 0 in β_t (see above).
