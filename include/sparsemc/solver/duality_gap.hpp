@@ -78,8 +78,11 @@ inline constexpr double relative_gap_floor = 1e-12;
 struct DualityGap {
   double primal = std::numeric_limits<double>::quiet_NaN();  ///< F(W, b)
   double dual = std::numeric_limits<double>::quiet_NaN();    ///< D(A)
-  /// F − D ≥ F − F* (≥ 0 up to rounding; +∞ when D = −∞).
-  [[nodiscard]] double gap() const noexcept { return std::max(0.0, primal - dual); }
+  /// F − D ≥ F − F* (≥ 0 up to rounding; +∞ when D = −∞; NaN when either is unknown).
+  [[nodiscard]] double gap() const noexcept {
+    const double difference = primal - dual;
+    return std::isnan(difference) ? difference : std::max(0.0, difference);
+  }
   /// gap / max(|F|, 10⁻¹²): the quantity `tol` bounds for `converged`.
   [[nodiscard]] double relative() const noexcept { return sparsemc::relative_gap(primal, dual); }
 };
@@ -289,9 +292,13 @@ class GapSchedule {
     next_epoch_ = epoch + interval_;
   }
 
- private:
+  /// The cheap measure's level that makes the gap due now.
+  [[nodiscard]] double trigger() const noexcept { return trigger_; }
+
   /// The trigger after a refused certificate, as a fraction of the measure that triggered it.
   static constexpr double tighten = 0.25;
+
+ private:
   double trigger_;
   std::int64_t interval_ = 1;
   std::int64_t next_epoch_ = 1;
