@@ -19,7 +19,8 @@ struct FistaFamily {
   static constexpr int layout = Eigen::RowMajor;
   static constexpr const char* name = "fista";
   static constexpr const char* summary =
-      "accelerated proximal gradient (FISTA, backtracking, adaptive restart); stops on the gradient mapping";
+      "accelerated proximal gradient (FISTA, backtracking, adaptive restart); converged = relative duality "
+      "gap of (1) <= --tol (default 1e-3)";
   /// The reference solver: chosen by auto only when no specialised solver accepts the problem.
   static int auto_priority(const FitSettings&) { return 1; }
 };

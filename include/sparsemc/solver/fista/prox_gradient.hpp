@@ -3,7 +3,7 @@
 /// `ProxGradient<Loss, Penalty>`: accelerated proximal gradient (FISTA) with backtracking and
 /// adaptive restart for objective (1) with any smooth loss and any penalty with a prox. It is
 /// the reference solver: simple, exact in what it reports, and the referee of the cross-solver
-/// tests. Later solvers copy its shape (Options / fit / Result / callbacks).
+/// tests. It stops on the duality gap of (1) (a certificate of F − F*, default tol 1e-3).
 
 #include <Eigen/Core>
 
@@ -29,6 +29,7 @@
 #include "../../model/linear_model.hpp"
 #include "../../penalty/concepts.hpp"
 #include "../objective.hpp"
+#include "../duality_gap.hpp"
 #include "../solver_base.hpp"
 
 namespace sparsemc {
@@ -44,9 +45,10 @@ enum class RestartScheme {
 
 /// Options of `ProxGradient`. Every field has a default; `validate()` names a bad field.
 struct ProxGradientOptions {
-  /// Stop when the gradient mapping (2) at the returned point satisfies
-  /// ‖G_L(W, b)‖ ≤ tol · ‖G_{L₀}(0, 0)‖ — relative to its value at W = 0, b = 0.
-  double tol = 1e-6;
+  /// Converged when the relative duality gap of (1) at the returned point is ≤ tol:
+  /// (F − D)/max(|F|, 10⁻¹²) ≤ tol, so F − F* ≤ tol·|F| (solver/duality_gap.hpp). The default
+  /// certifies a fit within 0.1 % of the optimum; ask for 1e-6 or less for a reference solution.
+  double tol = 1e-3;
   /// Iteration budget; one iteration is one gradient evaluation (XᵀD) plus one objective
   /// evaluation (XW) per backtracking trial.
   std::int64_t max_epochs = 10000;
@@ -60,8 +62,8 @@ struct ProxGradientOptions {
   bool verbose = false;
   /// Momentum restart scheme (see RestartScheme). The gradient scheme does not compare
   /// objective values, so it keeps working once they agree to rounding: on dna (logistic,
-  /// μ = 10⁻²) it needs 222 iterations for tol = 10⁻¹⁰ where the function scheme needs 373,
-  /// and the same (±3%) for tol ≥ 10⁻⁸.
+  /// μ = 10⁻²) it needs 222 iterations for a gradient mapping of 10⁻¹⁰ where the function
+  /// scheme needs 373, and the same (±3%) at 10⁻⁸ and above.
   RestartScheme restart = RestartScheme::gradient;
   /// η > 1: L ← ηL while the sufficient-decrease test (3) fails (Beck–Teboulle's backtracking).
   double step_increase = 2.0;
@@ -124,18 +126,22 @@ struct ProxGradientOptions {
 /// > 0, i.e. the gradient mapping at Y_k opposes the momentum; with the function scheme when
 /// F(W_k) > F(W_{k−1}) + δ (δ as in (3): increases within rounding do not count).
 ///
-/// **Stopping** on the gradient mapping (Beck, "First-Order Methods in Optimization", SIAM
-/// 2017, §10.3.2; Nesterov, "Gradient methods for minimizing composite functions", 2013)
+/// **Stopping** on the duality gap of (1) (solver/duality_gap.hpp, MATH.md "Duality gap of
+/// (1)"): `converged` means (F − D)/max(|F|, 10⁻¹²) ≤ tol at the returned (W, b), with the
+/// candidate a_i = ∇ℓ(s_i) at its exact scores (kept by the iteration, so a gap costs one
+/// loss-gradient pass and one XᵀD̃). When to evaluate it is decided by the free proxy
+/// L_k‖W_k − Y_k‖ = ‖G_{L_k}(Y_k)‖ of the gradient mapping (its square, which scales like the gap)
 ///
 ///     G_L(W) = L (W − prox_{P/L}(W − ∇L(W)/L)),      G_L(W) = 0  ⟺  W minimises (1),     (2)
 ///
-/// relative to ‖G_{L₀}(0)‖ computed once at W = 0, b = 0 (whatever the warm start), so a warm
-/// start at the optimum stops after one iteration. The cheap proxy L_k‖W_k − Y_k‖ = ‖G_{L_k}(Y_k)‖
-/// comes free with every step; when it passes the tolerance, (2) is evaluated exactly at W_k
-/// (one more gradient) and only that decides. If it fails, the momentum restarts at W_k,
-/// reusing that gradient. The reported measure is always ‖G_L(W)‖ at the returned W (exact),
-/// except in per-iteration callback reports, which carry the proxy. If ‖G_{L₀}(0)‖ = 0, W = 0
-/// is optimal: a cold start returns it at once; a warm start uses the absolute measure.
+/// (Beck, "First-Order Methods in Optimization", SIAM 2017, §10.3.2), relative to ‖G_{L₀}(0)‖:
+/// GapSchedule evaluates the gap when the proxy falls to its trigger and otherwise after a
+/// doubling number of iterations; the evaluation does not disturb the iteration. A warm start
+/// is certified before the first iteration (a warm start at the optimum returns after 0
+/// iterations). info.measure is the exact ‖G_L(W)‖/‖G_{L₀}(0)‖ at the returned W (a diagnostic;
+/// per-iteration reports carry the proxy, and relative_gap where the gap was evaluated).
+/// info.duality_gap/relative_gap refer to the returned model for every status (with NoPenalty
+/// and μ = 0 there is no finite certificate: the gap is F and the solve ends at max_epochs).
 ///
 /// **Layout**: CSC and CSR problems both work and give the same iterates up to rounding. Each
 /// iteration does one XW (objective) and one XᵀD (gradient) product with Eigen's sparse × dense
@@ -159,7 +165,7 @@ struct ProxGradientOptions {
 ///   using namespace sparsemc;
 ///   auto data = io::read_libsvm<double>("dna.scale");
 ///   ProxGradient solver(Logistic{}, L1L2{.lambda = 1e-3, .mu = 1e-4},
-///                       ProxGradientOptions{.tol = 1e-6, .fit_intercept = true});
+///                       ProxGradientOptions{.fit_intercept = true});
 ///   History history;
 ///   Result<double> result = solver.fit(data.problem<Eigen::RowMajor>(), history);
 ///   std::cout << result.info.objective << ' ' << result.model.nnz_rows() << '\n';
@@ -191,6 +197,19 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
           S(ClassMatrix<Scalar>::Zero(n, K)), S_prev(ClassMatrix<Scalar>::Zero(n, K)), S_Y(n, K), S_next(n, K), D(n, K),
           b(ClassVector<Scalar>::Zero(K_b)), b_prev(ClassVector<Scalar>::Zero(K_b)), b_Y(K_b), b_next(K_b), g_b(K_b) {}
   };
+
+  /// The momentum and step state of the iteration: L_k and its floor, t_k, L(Y_k) and whether
+  /// st.D, st.G, st.g_b hold the gradient at Y_k.
+  struct Momentum {
+    double L = 1.0;
+    double L_min = 0.0;
+    double t = 1.0;
+    double f_Y = 0.0;
+    bool have_gradient = false;
+  };
+
+  /// Backtracking trials per iteration before the step is declared a numerical issue.
+  static constexpr int max_backtracking = 200;
 
   /// The forward–backward step (4.1) from (W_in, b_in) with the gradient in st.G, st.g_b:
   /// W_out = prox_{step·P}(W_in − step·G) row by row, b_out = b_in − step·g_b. Returns the
@@ -225,6 +244,87 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
     return L * std::sqrt(static_cast<double>((st.W_next - st.W).squaredNorm() + (st.b_next - st.b).squaredNorm()));
   }
 
+  /// The certificate at the current iterate: the duality gap of (1) at st.W (b) with its
+  /// exact scores st.S (solver/duality_gap.hpp).
+  template <RealScalar Scalar, StorageIndex Index, int Order>
+  DualityGap certificate(const Problem<Scalar, Index, Order>& problem, const State<Scalar>& st,
+                         GapWorkspace<Scalar>& work) const {
+    return duality_gap_at_scores(loss_, penalty_, problem, st.S, penalty_value(penalty_, st.W), options_.fit_intercept,
+                                 work);
+  }
+
+  /// One iteration (4.1)–(4.3) from Y_k: backtracking on L until (3) holds, the restart test,
+  /// the buffer swaps W_{k−1} ← W_k ← W_{k+1} and the next Y. Returns the new F, or NaN when
+  /// no step was accepted or F is not finite; `proxy` ← ‖G_L(Y_k)‖ (unscaled).
+  template <RealScalar Scalar, StorageIndex Index, int Order>
+  double iterate(const Problem<Scalar, Index, Order>& problem, State<Scalar>& st, Momentum& m, double F,
+                 double& proxy, std::int64_t& nnz_rows) const {
+    if (!m.have_gradient) m.f_Y = gradient(problem, st.S_Y, st);
+    m.have_gradient = false;
+    if (!std::isfinite(m.f_Y)) return std::numeric_limits<double>::quiet_NaN();
+    // Rounding allowance of test (3): L(Y) is evaluated at extrapolated scores.
+    const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
+    const double slack =
+        10.0 * eps * (std::abs(m.f_Y) + static_cast<double>(st.D.cwiseAbs().cwiseProduct(st.S_Y.cwiseAbs()).sum()));
+
+    // Backtracking on L: the forward-backward step (4.1) until (3) holds.
+    double f_next = 0.0, dist2 = 0.0;
+    bool accepted = false, clear_margin = false;
+    for (int trial = 0; trial < max_backtracking && std::isfinite(m.L); ++trial) {
+      nnz_rows = forward_backward(st.Y, st.b_Y, st, static_cast<Scalar>(1.0 / m.L), st.W_next, st.b_next);
+      compute_scores(problem, st.W_next, st.b_next, st.S_next);
+      f_next = loss_value(loss_, problem, st.S_next);
+      dist2 = static_cast<double>((st.W_next - st.Y).squaredNorm() + (st.b_next - st.b_Y).squaredNorm());
+      const double linear =
+          static_cast<double>(st.G.cwiseProduct(st.W_next - st.Y).sum() + st.g_b.dot(st.b_next - st.b_Y));
+      const double model = m.f_Y + linear + 0.5 * m.L * dist2;
+      if (dist2 == 0.0 || f_next <= model + slack) {
+        accepted = true;
+        clear_margin = f_next <= model - slack;
+        break;
+      }
+      m.L *= options_.step_increase;
+    }
+    const double F_next = f_next + penalty_value(penalty_, st.W_next);
+    if (!accepted || !std::isfinite(F_next)) return std::numeric_limits<double>::quiet_NaN();
+
+    // O'Donoghue–Candès restart tests, on the step just taken (before the buffers move).
+    bool restart = false;
+    if (options_.restart == RestartScheme::function) {
+      restart = F_next > F + slack;  // an increase within rounding is noise, not overshoot
+    } else if (options_.restart == RestartScheme::gradient) {
+      restart = (st.Y - st.W_next).cwiseProduct(st.W_next - st.W).sum() +
+                    (st.b_Y - st.b_next).dot(st.b_next - st.b) > Scalar(0);
+    }
+    // Accept: W_{k−1} ← W_k ← trial point (buffer swaps, no copies).
+    std::swap(st.W_prev, st.W);
+    std::swap(st.W, st.W_next);
+    std::swap(st.S_prev, st.S);
+    std::swap(st.S, st.S_next);
+    std::swap(st.b_prev, st.b);
+    std::swap(st.b, st.b_next);
+    proxy = m.L * std::sqrt(dist2);
+
+    // Momentum (4.2)–(4.3), or a restart at W_k.
+    if (restart) {
+      m.t = 1.0;
+      st.Y = st.W;
+      st.S_Y = st.S;
+      st.b_Y = st.b;
+    } else {
+      const double t_next = 0.5 * (1.0 + std::sqrt(1.0 + 4.0 * m.t * m.t));
+      const auto beta = static_cast<Scalar>((m.t - 1.0) / t_next);
+      st.Y.noalias() = (Scalar(1) + beta) * st.W - beta * st.W_prev;
+      st.S_Y.noalias() = (Scalar(1) + beta) * st.S - beta * st.S_prev;
+      if (st.b.size() > 0) st.b_Y.noalias() = (Scalar(1) + beta) * st.b - beta * st.b_prev;
+      m.t = t_next;
+    }
+    // Lower L only when (3) held beyond rounding: a test decided by rounding noise must not
+    // shrink L (steps too long for the true curvature would stall the method).
+    if (clear_margin) m.L = std::max(m.L * options_.step_decrease, m.L_min);
+    return F_next;
+  }
+
   template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
   Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
                      Callbacks&... callbacks) const {
@@ -245,10 +345,10 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
     double L0 = options_.lipschitz_scale * static_cast<double>(Loss::template curvature_bound<Scalar>(K)) *
                 weighted_gram_norm(problem, intercept, options_.seed, options_.power_iterations);
     if (!(L0 > 0.0) || !std::isfinite(L0)) L0 = 1.0;
-    const double L_min = 1e-12 * L0;
+    Momentum m{.L = L0, .L_min = 1e-12 * L0};
 
-    // ‖G_{L₀}(0, 0)‖: the scale of the stopping test (st.W, st.b and st.S are zero here).
-    double f_W = gradient(problem, st.S, st);
+    // ‖G_{L₀}(0, 0)‖: the scale of the cheap measure (st.W, st.b and st.S are zero here).
+    m.f_Y = gradient(problem, st.S, st);
     const double reference = gradient_mapping(st, L0);
     const double scale = reference > 0.0 ? reference : 1.0;
 
@@ -257,178 +357,88 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
     std::iota(labels.begin(), labels.end(), Label{0});
     double bias = -1.0;
     if (initial != nullptr) {
-      if (initial->n_features() != static_cast<std::int64_t>(d) || initial->n_classes() != K)
-        throw std::invalid_argument("ProxGradient::fit: the initial model is " + std::to_string(initial->n_features()) +
-                                    " × " + std::to_string(initial->n_classes()) + " but the problem is " +
-                                    std::to_string(d) + " × " + std::to_string(K));
+      detail::check_warm_start(name, *initial, d, K);
       initial->copy_to(st.W);
       if (intercept && initial->has_intercept()) st.b = initial->intercept();
       labels = initial->labels();
       bias = initial->provenance().bias;
       compute_scores(problem, st.W, st.b, st.S);
-      f_W = gradient(problem, st.S, st);
+      m.f_Y = gradient(problem, st.S, st);
     }
+    auto make_model = [&] { return LinearModel<Scalar>(st.W, intercept ? st.b : ClassVector<Scalar>(), labels); };
 
-    // F(W_k) of (1), the last measure and whether it was evaluated exactly at W_k (2) or is
-    // the free proxy ‖G_L(Y_k)‖; nnz_rows of W_k for the reports.
+    // The certificate decides `converged`; the free proxy ‖G_L(Y_k)‖/‖G_{L₀}(0)‖ decides when it
+    // is evaluated (GapSchedule). `certified_at` is the epoch whose W the certificate is for.
+    GapWorkspace<Scalar> work;
+    GapSchedule schedule(options_.tol);
+    DualityGap gap;
+    std::int64_t certified_at = -1;
     Status status = Status::max_iter;
-    double F = f_W + penalty_value(penalty_, st.W);
-    double measure = std::numeric_limits<double>::quiet_NaN();
-    bool measure_exact = false;
+    double F = m.f_Y + penalty_value(penalty_, st.W);
     std::int64_t epoch = 0;
     std::int64_t nnz_rows = 0;
     for (Eigen::Index j = 0; j < d; ++j) nnz_rows += (st.W.row(j).array() != Scalar(0)).any() ? 1 : 0;
-    auto make_model = [&] {
-      return LinearModel<Scalar>(st.W, intercept ? st.b : ClassVector<Scalar>(), labels);
-    };
 
     notify_begin(callbacks...);
     if (!std::isfinite(F) || !std::isfinite(reference)) {
       status = Status::numerical_issue;
-    } else if (reference == 0.0 && initial == nullptr) {
-      status = Status::converged;  // W = 0, b = 0 is a fixed point of (4.1): optimal
-      measure = 0.0;
-      measure_exact = true;
-    } else {
-      // Y₁ = W₀, t₁ = 1 (Beck–Teboulle's Step 0); the gradient at W₀ is already in st.
-      st.Y = st.W;
-      st.S_Y = st.S;
-      st.b_Y = st.b;
-      double f_Y = f_W;
-      bool have_gradient = true;  // st.D, G, g_b hold the gradient at Y
-      double t = 1.0;
-      double L = L0;
-      const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
-      while (epoch < options_.max_epochs) {
-        ++epoch;
-        if (!have_gradient) f_Y = gradient(problem, st.S_Y, st);
-        if (!std::isfinite(f_Y)) {
-          status = Status::numerical_issue;
-          break;
-        }
-        // Rounding allowance of test (3): L(Y) is evaluated at extrapolated scores.
-        const double slack =
-            10.0 * eps * (std::abs(f_Y) + static_cast<double>(st.D.cwiseAbs().cwiseProduct(st.S_Y.cwiseAbs()).sum()));
-
-        // Backtracking on L: the forward-backward step (4.1) until (3) holds.
-        double f_next = 0.0, dist2 = 0.0;
-        bool accepted = false, clear_margin = false;
-        for (int trial = 0; trial < 200 && std::isfinite(L); ++trial) {
-          nnz_rows = forward_backward(st.Y, st.b_Y, st, static_cast<Scalar>(1.0 / L), st.W_next, st.b_next);
-          compute_scores(problem, st.W_next, st.b_next, st.S_next);
-          f_next = loss_value(loss_, problem, st.S_next);
-          dist2 = static_cast<double>((st.W_next - st.Y).squaredNorm() + (st.b_next - st.b_Y).squaredNorm());
-          const double linear = static_cast<double>(st.G.cwiseProduct(st.W_next - st.Y).sum() +
-                                                    st.g_b.dot(st.b_next - st.b_Y));
-          const double model = f_Y + linear + 0.5 * L * dist2;
-          if (dist2 == 0.0 || f_next <= model + slack) {
-            accepted = true;
-            clear_margin = f_next <= model - slack;
-            break;
-          }
-          L *= options_.step_increase;
-        }
-        const double F_next = f_next + penalty_value(penalty_, st.W_next);
-        if (!accepted || !std::isfinite(F_next)) {
-          status = Status::numerical_issue;
-          break;
-        }
-
-        // O'Donoghue–Candès restart tests, on the step just taken (before the buffers move).
-        bool restart = false;
-        if (options_.restart == RestartScheme::function) {
-          restart = F_next > F + slack;  // an increase within rounding is noise, not overshoot
-        } else if (options_.restart == RestartScheme::gradient) {
-          restart = (st.Y - st.W_next).cwiseProduct(st.W_next - st.W).sum() +
-                        (st.b_Y - st.b_next).dot(st.b_next - st.b) > Scalar(0);
-        }
-        // Accept: W_{k−1} ← W_k ← trial point (buffer swaps, no copies).
-        std::swap(st.W_prev, st.W);
-        std::swap(st.W, st.W_next);
-        std::swap(st.S_prev, st.S);
-        std::swap(st.S, st.S_next);
-        std::swap(st.b_prev, st.b);
-        std::swap(st.b, st.b_next);
-        F = F_next;
-        measure = L * std::sqrt(dist2) / scale;  // ‖G_L(Y_k)‖, relative
-        measure_exact = false;
-        have_gradient = false;
-
-        bool converged = false;
-        if (measure <= options_.tol) {
-          // Confirm with the exact gradient mapping (2) at W_k.
-          f_Y = gradient(problem, st.S, st);
-          measure = gradient_mapping(st, L) / scale;
-          measure_exact = true;
-          converged = measure <= options_.tol;
-          restart = true;  // if not converged, continue from W_k with the gradient just computed
-          have_gradient = true;
-        }
-        if (!converged) {
-          // Momentum (4.2)–(4.3), or a restart at W_k.
-          if (restart) {
-            t = 1.0;
-            st.Y = st.W;
-            st.S_Y = st.S;
-            st.b_Y = st.b;
-          } else {
-            const double t_next = 0.5 * (1.0 + std::sqrt(1.0 + 4.0 * t * t));
-            const auto beta = static_cast<Scalar>((t - 1.0) / t_next);
-            st.Y.noalias() = (Scalar(1) + beta) * st.W - beta * st.W_prev;
-            st.S_Y.noalias() = (Scalar(1) + beta) * st.S - beta * st.S_prev;
-            if (intercept) st.b_Y.noalias() = (Scalar(1) + beta) * st.b - beta * st.b_prev;
-            t = t_next;
-          }
-          // Lower L only when (3) held beyond rounding: a test decided by rounding noise must
-          // not shrink L (steps too long for the true curvature would stall the method).
-          if (clear_margin) L = std::max(L * options_.step_decrease, L_min);
-        }
-
-        // One report per iteration; a callback returning true stops the solve.
-        const EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
-        if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
-        const bool stop = notify_end_epoch(report, make_model, callbacks...);
-        if (converged) {
-          status = Status::converged;
-          break;
-        }
-        if (stop) {
-          status = Status::stopped_by_callback;
-          break;
-        }
-        if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
-          status = Status::time_limit;
-          break;
-        }
+    } else if (initial != nullptr || reference == 0.0) {
+      // A warm start (maybe at the optimum) or a zero gradient mapping at W = 0: certify W₀ first.
+      gap = certificate(problem, st, work);
+      certified_at = 0;
+      if (gap.relative() <= options_.tol) status = Status::converged;
+    }
+    // Y₁ = W₀, t₁ = 1 (Beck–Teboulle's Step 0); the gradient at W₀ is already in st.
+    st.Y = st.W;
+    st.S_Y = st.S;
+    st.b_Y = st.b;
+    m.have_gradient = true;
+    while (status == Status::max_iter && epoch < options_.max_epochs) {
+      ++epoch;
+      double proxy = 0.0;
+      const double F_next = iterate(problem, st, m, F, proxy, nnz_rows);
+      if (std::isnan(F_next)) {
+        status = Status::numerical_issue;
+        break;
       }
-      // Report the exact measure (2) at the returned point.
-      if (!measure_exact && status != Status::numerical_issue) {
-        gradient(problem, st.S, st);
-        measure = gradient_mapping(st, L) / scale;
+      F = F_next;
+      const double measure = proxy / scale;
+      EpochReport report{epoch, F, measure, nnz_rows, 0.0};
+      // The gap shrinks like the square of the gradient mapping (both vanish at W*; near it
+      // F − F* ≈ ‖G‖²/(2σ) for a σ-strongly convex F), so its schedule is driven by measure².
+      const double estimate = measure * measure;
+      bool certified = false;
+      if (schedule.due(epoch, estimate)) {
+        gap = certificate(problem, st, work);
+        certified_at = epoch;
+        report.relative_gap = gap.relative();
+        certified = report.relative_gap <= options_.tol;
+        schedule.evaluated(epoch, estimate, certified);
       }
+      // One report per iteration; a callback returning true stops the solve.
+      report.seconds = clock.seconds();
+      if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
+      const bool stop = notify_end_epoch(report, make_model, callbacks...);
+      if (const auto verdict = detail::epoch_verdict(options_, true, certified, stop, report.seconds)) status = *verdict;
     }
 
-    // The model (rows of W that are exactly zero are not stored), its provenance and the
-    // information block; F and the measure refer to exactly this model.
-    Result<Scalar> result{make_model(), {}};
-    auto& provenance = result.model.provenance();
-    provenance.loss = std::string(Loss::name);
-    provenance.penalty = std::string(Penalty::name);
-    provenance.solver = std::string(name);
-    provenance.lambda = static_cast<double>(penalty_.lambda);
-    provenance.mu = static_cast<double>(penalty_.mu);
-    provenance.status = std::string(to_string(status));
-    provenance.bias = bias;
-    auto& info = result.info;
+    // The certificate and the exact gradient mapping (2) (the reported measure) at the returned W.
+    if (certified_at != epoch) gap = certificate(problem, st, work);
+    double measure = std::numeric_limits<double>::quiet_NaN();
+    if (std::isfinite(F)) {
+      gradient(problem, st.S, st);
+      measure = gradient_mapping(st, m.L) / scale;
+    }
+    SolverInfo info;
     info.status = status;
     info.epochs = epoch;
     info.objective = F;
     info.measure_name = "gradient_mapping";
     info.measure = measure;
-    info.nnz = result.model.nnz();
-    info.nnz_rows = result.model.nnz_rows();
-    info.seconds = clock.seconds();
-    notify_end(info, callbacks...);
+    Result<Scalar> result = detail::finish_result<Loss, Penalty>(make_model(), name, penalty_, bias, gap, std::move(info));
+    if (std::isnan(gap.primal - gap.dual)) result.info.duality_gap = std::numeric_limits<double>::quiet_NaN();
+    result.info.seconds = clock.seconds();
+    notify_end(result.info, callbacks...);
     return result;
   }
 
