@@ -35,8 +35,9 @@ namespace sparsemc {
 
 /// Options of `CalibratedLS`. Every field has a default; `validate()` names a bad field.
 struct CalibratedLSOptions {
-  /// Stop when one iteration lowers the square loss by at most tol times its value at Ŷ = 0:
-  /// (E_{t−1} − E_t) ≤ tol · E_0, E_t = (1/n) Σ_i c_i ½‖ŷ_i⁽ᵗ⁾ − y_i‖².
+  /// Stop (status `converged`) when one iteration lowers the square loss by at most tol times
+  /// its value at Ŷ = 0: (E_{t−1} − E_t) ≤ tol · E_0, E_t = (1/n) Σ_i c_i ½‖ŷ_i⁽ᵗ⁾ − y_i‖².
+  /// Algorithm 2 has no certificate: this is a stall test, not a bound on E_t − inf E.
   double tol = 1e-6;
   /// Iteration budget: at most this many stages (each a residual fit and a calibration fit).
   std::int64_t max_epochs = 50;
@@ -77,6 +78,12 @@ struct CalibratedLSOptions {
 /// could choose the identity, and the projection moves every row towards its target (which
 /// lies in the simplex); a safeguard enforces the middle one against rounding. E_t is the
 /// reported objective; the measure is the last relative decrease (E_{t−1} − E_t)/E_0.
+///
+/// **What its stop means.** Algorithm 2 does not minimise objective (1) — the calibration
+/// makes the predictor a chain, not a linear map of x — and it has no duality gap of its own
+/// problem either. So here, unlike for the solvers of (1), `converged` means "stalled": the
+/// last iteration lowered E by at most tol·E_0 (E never rises). info.duality_gap and
+/// info.relative_gap are NaN (no certificate is claimed).
 ///
 /// Predictions depend on every stage (the model is not a single linear map, "not proper" in
 /// the paper's words), so `fit` returns a `StagedModel` (model/staged_model.hpp) that stores

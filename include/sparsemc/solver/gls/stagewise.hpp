@@ -48,7 +48,8 @@ enum class StagewiseFeatures {
 
 /// Options of `Stagewise`. Every field has a default; `validate()` names a bad field.
 struct StagewiseOptions {
-  /// Tolerance of each block's fit (GLS's relative gradient norm, see GLSOptions::tol).
+  /// Tolerance of each block's fit: its relative gradient norm ‖∇F_t‖/‖∇F_t(0)‖ (not a gap; see
+  /// the class comment for what Stagewise's stop means).
   double tol = 1e-6;
   /// T: the number of stages (blocks); `--stages` in the tools.
   std::int64_t max_epochs = 8;
@@ -113,6 +114,13 @@ struct StagewiseOptions {
 /// The reported objective is the training loss part at Ŷ⁽ᵀ⁾ (square loss or logistic loss);
 /// the measure is the last stage's relative decrease of it. Callbacks run once per stage and
 /// may take the current `StagedModel` (e.g. to plot test error against time).
+///
+/// **What its stop means.** Stagewise runs its T = max_epochs stages (status max_iter, or
+/// time_limit / stopped_by_callback earlier); it never reports `converged`, since Algorithm 3
+/// minimises no fixed objective over X (each stage adds new features). Every block's fit runs
+/// Algorithm 1 until its relative gradient norm ‖∇F_t‖/‖∇F_t(0)‖ ≤ tol (the block's own
+/// problem; default 10⁻⁶) or `inner_epochs` steps. info.duality_gap and info.relative_gap are
+/// NaN (no certificate of (1) is claimed).
 ///
 /// \code
 ///   #include <sparsemc/solver/gls/stagewise.hpp>
@@ -255,7 +263,8 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
       ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(p, K);
       const auto P = detail::gls::factorise(detail::gls::second_moment(block, intercept), L, penalty_.mu,
                                             block.n_features(), options_.gram_ridge);
-      detail::gls::run(loss_, block, P, penalty_.mu, settings, W, Yhat, clock, no_callback);
+      detail::gls::run(loss_, block, P, penalty_.mu, settings, W, Yhat, clock, no_callback,
+                       detail::gls::GradientNormTest{options_.tol});
       detail::gls::scores(block, W, Yhat, Ytilde);
       return W;
     };

@@ -28,6 +28,8 @@
 #include "../../../data/dense_problem.hpp"
 #include "../../../data/problem.hpp"
 #include "../../../loss/concepts.hpp"
+#include "../../../penalty/none.hpp"
+#include "../../duality_gap.hpp"
 #include "../../objective.hpp"
 
 #ifdef SPARSEMC_USE_OPENMP
@@ -304,6 +306,113 @@ double fused_trial(const Loss& loss, const DenseProblem<Scalar>& problem, const 
   return sum / static_cast<double>(n);
 }
 
+/// The duality gap of (1) with ridge μ (NoPenalty) at W (p × K, the intercept in row d when
+/// `intercept`) with its exact scores S: solver/duality_gap.hpp's certificate, the candidate
+/// a_i = ∇ℓ(s_i) made feasible for the intercept. Sparse X: `duality_gap_at_scores` itself.
+template <class Loss, class Scalar, class Index, int Order>
+DualityGap duality_gap(const Loss& loss, const Problem<Scalar, Index, Order>& problem, double mu,
+                       const ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& S, bool intercept,
+                       GapWorkspace<Scalar>& work) {
+  NoPenalty ridge;
+  ridge.mu = mu;
+  const double ridge_part = 0.5 * mu * static_cast<double>(W.topRows(problem.n_features()).squaredNorm());
+  return duality_gap_at_scores(loss, ridge, problem, S, ridge_part, intercept, work);
+}
+
+/// Dense X: the shared certificate on the samples without their features (an n × 0 CSC view:
+/// its candidate, intercept correction and conjugates), plus the part of D(A) that needs X,
+/// −Ω*(−G(A)) = −‖XᵀD̃‖²/(2μ) (MATH.md (G1) for NoPenalty; with μ = 0 the rescaling (G2)
+/// takes θ = 0 unless G(A) = 0, so D = −(1/n) Σ_i c_i ℓ*(0, y_i)). Same value as the sparse
+/// overload on the same data (tested).
+template <class Loss, class Scalar>
+DualityGap duality_gap(const Loss& loss, const DenseProblem<Scalar>& problem, double mu, const ClassMatrix<Scalar>& W,
+                       const ClassMatrix<Scalar>& S, bool intercept, GapWorkspace<Scalar>& work) {
+  const Eigen::Index n = problem.n_samples();
+  const Eigen::Index d = problem.n_features();
+  static constexpr std::int64_t no_columns[1] = {0};
+  const Problem<Scalar, std::int64_t, Eigen::ColMajor> samples{
+      CscView<Scalar, std::int64_t>(static_cast<std::int64_t>(n), 0, no_columns, nullptr, nullptr, false), problem.y,
+      problem.sample_weights};
+  NoPenalty ridge;
+  ridge.mu = mu;
+  const double ridge_part = 0.5 * mu * static_cast<double>(W.topRows(d).squaredNorm());
+  DualityGap out = duality_gap_at_scores(loss, ridge, samples, S, ridge_part, intercept, work);
+  // work.weighted holds D̃ = (c_i/n) a_i of the feasible candidate: G(A) = XᵀD̃.
+  work.G.resize(d, S.cols());
+  work.G.noalias() = problem.X.transpose() * work.weighted;
+  if (mu > 0.0) {
+    out.dual -= static_cast<double>(work.G.squaredNorm()) / (2.0 * mu);
+  } else if (!work.G.isZero(0)) {
+    work.A.setZero();
+    out.dual = dual_objective(loss, ridge, samples, work.A, work);
+  }
+  return out;
+}
+
+/// When the gap of (1) is due, for the GLS runs: `GapSchedule` driven by the estimate
+/// ‖∇_W F‖²/(2μ|F|), which is the relative gap itself without an intercept (Fenchel–Young:
+/// at the candidate a_i = ∇ℓ(s_i), F − D = ‖∇_W L + μW‖²/(2μ)) and a lower estimate with one;
+/// so the trigger fires when the certificate can succeed, and the schedule's doubling
+/// interval bounds the evaluations of a long run by O(log epochs).
+template <class Loss, class Prob, class Scalar>
+class GapCertifier {
+ public:
+  GapCertifier(const Loss& loss, const Prob& problem, double mu, bool intercept, double tol)
+      : loss_(loss), problem_(problem), mu_(mu), intercept_(intercept), tol_(tol), schedule_(tol) {}
+
+  /// Whether W (scores S, gradient G of F with the ridge, objective F) is certified at `epoch`;
+  /// evaluates the gap when due or when `force`d, and stores its relative value in `relative`
+  /// (NaN when not evaluated).
+  bool operator()(std::int64_t epoch, double /*measure*/, bool force, const ClassMatrix<Scalar>& W,
+                  const ClassMatrix<Scalar>& S, const ClassMatrix<Scalar>& G, double F, double& relative) {
+    relative = std::numeric_limits<double>::quiet_NaN();
+    const Eigen::Index d = problem_.n_features();
+    const double estimate =
+        mu_ > 0.0 ? static_cast<double>(G.topRows(d).squaredNorm()) / (2.0 * mu_ * std::max(std::abs(F), relative_gap_floor))
+                  : std::numeric_limits<double>::infinity();
+    if (!force && !schedule_.due(epoch, estimate)) return false;
+    gap_ = duality_gap(loss_, problem_, mu_, W, S, intercept_, work_);
+    epoch_ = epoch;
+    relative = gap_.relative();
+    const bool certified = relative <= tol_;
+    schedule_.evaluated(epoch, estimate, certified);
+    ++evaluations_;
+    return certified;
+  }
+
+  /// The last certificate and the epoch of the W it is for (−1: none yet).
+  [[nodiscard]] const DualityGap& last() const noexcept { return gap_; }
+  [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
+  [[nodiscard]] std::int64_t evaluations() const noexcept { return evaluations_; }
+  /// The certificate at a W whose scores the caller recomputes (the epilogue).
+  DualityGap at(const ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& S) {
+    return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_);
+  }
+
+ private:
+  const Loss& loss_;
+  const Prob& problem_;
+  double mu_;
+  bool intercept_;
+  double tol_;
+  GapSchedule schedule_;
+  GapWorkspace<Scalar> work_;
+  DualityGap gap_;
+  std::int64_t epoch_ = -1;
+  std::int64_t evaluations_ = 0;
+};
+
+/// The stop test of a Stagewise block (its own problem, not (1)): the relative gradient norm.
+struct GradientNormTest {
+  double tol;
+  template <class Scalar>
+  bool operator()(std::int64_t, double measure, bool, const ClassMatrix<Scalar>&, const ClassMatrix<Scalar>&,
+                  const ClassMatrix<Scalar>&, double, double& relative) const {
+    relative = std::numeric_limits<double>::quiet_NaN();
+    return measure <= tol;
+  }
+};
+
 /// Settings of one run of Algorithm 1 (a subset of GLSOptions, shared with Stagewise).
 struct RunSettings {
   double tol = 1e-6;
@@ -324,13 +433,16 @@ struct RunOutcome {
 };
 
 /// Algorithm 1 (eq. 6) with ridge μ, optionally with Nesterov momentum, from W (p × K, p = d
-/// or d + 1 with the intercept row; updated in place) on the scores X̃W + offset. Stops when
-/// ‖∇F(W)‖_F ≤ tol ‖∇F(0)‖_F. `on_epoch(report, W)` runs after every step and returns true to
+/// or d + 1 with the intercept row; updated in place) on the scores X̃W + offset. Converged
+/// when `certify(epoch, measure, force, W, S, ∇F, F, relative&)` says so at a point W with its
+/// exact gradient (GapCertifier: the duality gap of (1); GradientNormTest: measure ≤ tol), the
+/// measure being ‖∇F(W)‖_F/‖∇F(0)‖_F; with momentum, a measure ≤ tol at the extrapolated point
+/// moves the next step to W. `on_epoch(report, W)` runs after every step and returns true to
 /// stop. See GLS's class comment for the math.
-template <class Loss, class Prob, class Scalar, class OnEpoch>
+template <class Loss, class Prob, class Scalar, class OnEpoch, class Certify>
 RunOutcome run(const Loss& loss, const Prob& problem, const Preconditioner<Scalar>& P, double mu,
                const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
-               const Stopwatch& clock, OnEpoch&& on_epoch) {
+               const Stopwatch& clock, OnEpoch&& on_epoch, Certify&& certify) {
   const Eigen::Index n = problem.n_samples();
   const Eigen::Index d = problem.n_features();
   const Eigen::Index p = W.rows();
@@ -390,7 +502,8 @@ RunOutcome run(const Loss& loss, const Prob& problem, const Preconditioner<Scala
       break;
     }
     if (at_W) out.measure = measure;  // exact at the current W
-    if (at_W && measure <= settings.tol) {
+    double relative = 0.0;
+    if (at_W && certify(out.epochs, measure, false, W, S, G, F, relative)) {
       out.status = Status::converged;
       break;
     }
@@ -453,11 +566,13 @@ RunOutcome run(const Loss& loss, const Prob& problem, const Preconditioner<Scala
 /// solve. Scores are linear in W, so the backtracking (Armijo, sufficient decrease 10⁻⁴, halving)
 /// re-evaluates only the link on S + αX̃Δ. A pair with ⟨s, y⟩ ≤ 0 (rounding; F is convex) is
 /// skipped; if the direction is not a descent direction the memory is cleared and (6) taken.
-/// Stopping, reports and callbacks as `run`.
-template <class Loss, class Prob, class Scalar, class OnEpoch, class Refresh>
+/// Stopping as `run` (`certify` at the start and after every step, its relative gap in the
+/// report); when even the smallest step fails to lower F (its rounding floor), the gap is
+/// evaluated at once: certified → converged, else numerical_issue.
+template <class Loss, class Prob, class Scalar, class OnEpoch, class Refresh, class Certify>
 RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, Preconditioner<Scalar>& P, double mu,
                             const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
-                            const Stopwatch& clock, OnEpoch&& on_epoch, Refresh&& refresh) {
+                            const Stopwatch& clock, OnEpoch&& on_epoch, Refresh&& refresh, Certify&& certify) {
   const Eigen::Index n = problem.n_samples();
   const Eigen::Index d = problem.n_features();
   const Eigen::Index p = W.rows();
@@ -506,14 +621,16 @@ RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, Preconditione
     return out;
   }
   solve(G, H);
+  out.measure = static_cast<double>(G.norm()) / scale;
+  double relative = 0.0;
+  if (std::isfinite(out.measure) && certify(out.epochs, out.measure, false, W, S, G, F, relative)) {
+    out.status = Status::converged;
+    out.objective = F;
+    return out;
+  }
   while (true) {
-    out.measure = static_cast<double>(G.norm()) / scale;
     if (!std::isfinite(out.measure)) {
       out.status = Status::numerical_issue;
-      break;
-    }
-    if (out.measure <= settings.tol) {
-      out.status = Status::converged;
       break;
     }
     if (out.epochs >= settings.max_epochs) {
@@ -570,7 +687,8 @@ RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, Preconditione
       break;
     }
     if (!(F_try <= F)) {  // no decrease even at the smallest step: F is at its rounding floor
-      out.status = Status::converged;
+      out.status = certify(out.epochs, out.measure, true, W, S, G, F, relative) ? Status::converged
+                                                                                 : Status::numerical_issue;
       break;
     }
     std::swap(W, W_try);
@@ -618,16 +736,22 @@ RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, Preconditione
         if (yz > 0.0) gamma = 1.0 / (rho[newest] * yz);
       }
     }
-    const EpochReport report{out.epochs, F, static_cast<double>(G.norm()) / scale, -1, clock.seconds()};
+    out.measure = static_cast<double>(G.norm()) / scale;
+    const bool certified =
+        std::isfinite(out.measure) && certify(out.epochs, out.measure, false, W, S, G, F, relative);
+    const EpochReport report{out.epochs, F, out.measure, -1, clock.seconds(), relative};
     if (settings.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
-    if (on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W))) {
+    const bool stop = on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W));
+    if (certified) {
+      out.status = Status::converged;
+      break;
+    }
+    if (stop) {
       out.status = Status::stopped_by_callback;
-      out.measure = report.measure;
       break;
     }
     if (settings.time_limit > 0.0 && report.seconds >= settings.time_limit) {
       out.status = Status::time_limit;
-      out.measure = report.measure;
       break;
     }
   }
