@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +38,8 @@ struct TrainArgs {
   std::string path;  // N[:RATIO]
   std::vector<double> lambda_grid;  // --lambda-grid: the λ chosen from on --heldout
   bool zero_based = false, use_float = false, verbose = false, json = false;
+  /// The tolerance in effect: --tol, else the solver's default (NaN for a solver without one).
+  double tol = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// --path N[:RATIO]: N log-spaced λ from λ_max down to λ_max·RATIO.
@@ -61,7 +65,7 @@ std::optional<PathSpec> parse_path(const std::string& text) {
 
 /// The summary of one fit, in JSON (the fields --json promises).
 template <class Scalar>
-nlohmann::json fit_json(const Result<Scalar>& r, const FitSettings& s, const std::optional<TestScore>& test,
+nlohmann::json fit_json(const Result<Scalar>& r, const FitSettings& s, double tol, const std::optional<TestScore>& test,
                         const std::optional<TestScore>& heldout = std::nullopt) {
   nlohmann::json j;
   j["solver"] = r.model.provenance().solver;
@@ -72,6 +76,8 @@ nlohmann::json fit_json(const Result<Scalar>& r, const FitSettings& s, const std
   j["status"] = std::string(to_string(r.info.status));
   j["epochs"] = r.info.epochs;
   j["objective"] = json_number(r.info.objective);
+  add_gap_json(j, r.info.duality_gap, r.info.relative_gap);
+  j["tol"] = json_number(tol);
   j["measure_name"] = r.info.measure_name;
   j["measure"] = json_number(r.info.measure);
   j["nnz"] = r.info.nnz;
@@ -86,9 +92,21 @@ nlohmann::json fit_json(const Result<Scalar>& r, const FitSettings& s, const std
   return j;
 }
 
+/// The certificate line of a fit: "duality gap X (relative Y)" and, for every status but
+/// converged, how far the fit is from the certificate the tolerance asks for.
+inline std::string certificate_line(const SolverInfo& info, double tol) {
+  std::ostringstream os;
+  os << describe_gap(info.duality_gap, info.relative_gap);
+  if (info.status != Status::converged && !std::isnan(info.relative_gap)) {
+    os << std::setprecision(4) << "; not certified (status " << to_string(info.status) << ")";
+    if (std::isfinite(tol)) os << ", tol " << tol;
+  }
+  return os.str();
+}
+
 /// The text report of one fit (what the README's main job shows).
 template <class Scalar>
-void print_summary(std::ostream& out, const Result<Scalar>& r, const FitSettings& s,
+void print_summary(std::ostream& out, const Result<Scalar>& r, const FitSettings& s, double tol,
                    const std::optional<TestScore>& test, const std::optional<TestScore>& heldout = std::nullopt) {
   const auto& info = r.info;
   out << std::setprecision(10) << "solver " << r.model.provenance().solver << "  loss " << s.loss << "  penalty "
@@ -96,6 +114,7 @@ void print_summary(std::ostream& out, const Result<Scalar>& r, const FitSettings
       << "status " << to_string(info.status) << " after " << info.epochs << " epochs, " << info.measure_name << ' '
       << std::setprecision(3) << info.measure << '\n'
       << std::setprecision(10) << "objective " << info.objective << '\n'
+      << certificate_line(info, tol) << '\n'
       << "nonzero feature rows " << info.nnz_rows << " of " << r.model.n_features() << "  (nonzero weights " << info.nnz
       << ")\n"
       << std::setprecision(4) << "train time " << info.seconds << " s\n";
@@ -108,7 +127,8 @@ template <class Scalar>
 void print_path_line(std::ostream& out, const Result<Scalar>& r, double lambda, const std::optional<TestScore>& test) {
   out << std::setprecision(6) << "lambda " << lambda << "  objective " << std::setprecision(10) << r.info.objective
       << std::setprecision(6) << "  nnz_rows " << r.info.nnz_rows << "  epochs " << r.info.epochs << "  time "
-      << r.info.seconds << "s  " << to_string(r.info.status);
+      << r.info.seconds << "s  " << to_string(r.info.status) << std::setprecision(3) << "  relative gap "
+      << r.info.relative_gap;
   if (test) out << "  test " << describe(*test);
   out << '\n';
 }
@@ -117,14 +137,16 @@ void print_path_line(std::ostream& out, const Result<Scalar>& r, double lambda, 
 template <class Scalar>
 void print_grid_line(std::ostream& out, const Result<Scalar>& r, double lambda, const TestScore& heldout) {
   out << std::setprecision(6) << "lambda " << lambda << "  held-out " << describe(heldout) << "  nnz " << r.info.nnz
-      << "  epochs " << r.info.epochs << "  time " << r.info.seconds << "s  " << to_string(r.info.status) << '\n';
+      << "  epochs " << r.info.epochs << "  time " << r.info.seconds << "s  " << to_string(r.info.status)
+      << std::setprecision(3) << "  relative gap " << r.info.relative_gap << '\n';
 }
 
 /// The summary of a staged fit (gls-cal, stagewise, gls on random features): as a linear one's,
 /// with the number of stages instead of the sparsity.
 template <class Scalar>
-nlohmann::json staged_json(const StagedResult<Scalar>& r, const FitSettings& s, const std::optional<TestScore>& test) {
-  nlohmann::json j = fit_json(Result<Scalar>{{}, r.info}, s, test);
+nlohmann::json staged_json(const StagedResult<Scalar>& r, const FitSettings& s, double tol,
+                           const std::optional<TestScore>& test) {
+  nlohmann::json j = fit_json(Result<Scalar>{{}, r.info}, s, tol, test);
   j["solver"] = r.model.provenance().solver;
   j["stages"] = r.model.stages().size();
   j.erase("nnz");
@@ -133,7 +155,7 @@ nlohmann::json staged_json(const StagedResult<Scalar>& r, const FitSettings& s, 
 }
 
 template <class Scalar>
-void print_staged_summary(std::ostream& out, const StagedResult<Scalar>& r, const FitSettings& s,
+void print_staged_summary(std::ostream& out, const StagedResult<Scalar>& r, const FitSettings& s, double tol,
                           const std::optional<TestScore>& test) {
   const auto& info = r.info;
   out << std::setprecision(10) << "solver " << r.model.provenance().solver << "  loss " << s.loss << "  mu " << s.mu
@@ -141,9 +163,27 @@ void print_staged_summary(std::ostream& out, const StagedResult<Scalar>& r, cons
       << "status " << to_string(info.status) << " after " << info.epochs << " epochs, " << info.measure_name << ' '
       << std::setprecision(3) << info.measure << '\n'
       << std::setprecision(10) << "objective " << info.objective << '\n'
+      << certificate_line(info, tol) << '\n'
       << "staged model: " << r.model.stages().size() << " stages over " << r.model.n_features() << " features\n"
       << std::setprecision(4) << "train time " << info.seconds << " s\n";
   if (test) out << "test " << describe(*test) << '\n';
+}
+
+/// The registry as JSON (--list-solvers): what each solver accepts, for scripts and the tests.
+nlohmann::json solvers_json() {
+  nlohmann::json list = nlohmann::json::array();
+  for (const SolverSpec& spec : Registry::solvers()) {
+    nlohmann::json j;
+    j["name"] = spec.name;
+    j["losses"] = spec.losses;
+    j["penalties"] = spec.penalties;
+    j["intercept"] = spec.intercept;
+    j["layout"] = spec.layout;
+    j["certifies"] = spec.stop.empty();
+    if (!spec.stop.empty()) j["stop"] = spec.stop;
+    list.push_back(std::move(j));
+  }
+  return nlohmann::json{{"solvers", std::move(list)}};
 }
 
 /// Trains a solver whose model is a StagedModel and saves it (staged format).
@@ -154,8 +194,8 @@ int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data,
   StagedResult<Scalar> result = fit(data, args.fit, callback);
   std::optional<TestScore> score;
   if (test) score = score_staged(result.model, *test);
-  if (args.json) std::cout << staged_json(result, args.fit, score).dump() << std::endl;
-  else print_staged_summary(std::cout, result, args.fit, score);
+  if (args.json) std::cout << staged_json(result, args.fit, args.tol, score).dump() << std::endl;
+  else print_staged_summary(std::cout, result, args.fit, args.tol, score);
   if (result.info.status == Status::numerical_issue)
     throw NumericalError("the solver stopped on non-finite values (status numerical_issue); the model was not saved");
   save_staged(result.model, args.model_file);
@@ -221,7 +261,7 @@ int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>
         for (const double lambda : args.lambda_grid) {
           args.fit.lambda = lambda;
           auto [next, h] = fit_and_score();
-          grid_points.push_back(fit_json(next, args.fit, std::nullopt, h));
+          grid_points.push_back(fit_json(next, args.fit, args.tol, std::nullopt, h));
           if (!args.json) print_grid_line(std::cout, next, lambda, h);
           if (next.info.status == Status::numerical_issue) continue;
           if (!result || h.accuracy() > heldout_score->accuracy() ||
@@ -240,9 +280,9 @@ int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>
       result = fit(data, args.fit, nullptr, callback);
     }
     const auto score = finish(*result);
-    out = fit_json(*result, args.fit, score, heldout_score);
+    out = fit_json(*result, args.fit, args.tol, score, heldout_score);
     if (!grid_points.empty()) out["grid"] = std::move(grid_points);
-    if (!args.json) print_summary(std::cout, *result, args.fit, score, heldout_score);
+    if (!args.json) print_summary(std::cout, *result, args.fit, args.tol, score, heldout_score);
   } else {
     // Regularisation path: λ_max (the smallest λ with W = 0 optimal) down to λ_max·ratio,
     // log-spaced, each solve warm-started from the previous model — in one call when the
@@ -254,7 +294,7 @@ int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>
     const auto report = [&](Result<Scalar>& next, double lambda) {
       args.fit.lambda = lambda;
       const auto score = finish(next);
-      points.push_back(fit_json(next, args.fit, score));
+      points.push_back(fit_json(next, args.fit, args.tol, score));
       if (!args.json) print_path_line(std::cout, next, args.fit.lambda, score);
       result = std::move(next);
     };
@@ -324,8 +364,12 @@ int main(int argc, char** argv) {
       ->type_name("NAME");
   app.add_option_function<double>(
          "--tol", [&](double v) { args.fit.tol = v; },
-         wrap("relative tolerance on the solver's stopping measure, a number > 0 (default: "
-              "the solver's, listed below)"))
+         wrap("stop when the relative duality gap of (1), (F - D)/|F| (an upper bound on (F - F*)/|F|), is "
+              "<= tol: that is what status converged means, for every solver of (1); a number > 0 (default "
+              "1e-3: within 0.1 % of the optimum; --tol 1e-6 asks for more). Three solvers solve other "
+              "problems and stop on their own criteria: fbpd-epi certifies its constrained problem (its "
+              "relative KKT residual <= tol), gls-cal stops when a stage lowers the square loss by <= tol "
+              "times its value at 0, and stagewise fits --stages blocks, each to GLS's tolerance tol"))
       ->type_name("X")
       ->check(real_at_least(0, true));
   app.add_option_function<std::int64_t>(
@@ -423,16 +467,29 @@ int main(int argc, char** argv) {
       ->type_name("N[:RATIO]")
       ->excludes(lambda)
       ->excludes(lambda_grid);
+  app.add_flag_callback(
+      "--list-solvers",
+      [] {
+        std::cout << solvers_json().dump() << std::endl;
+        throw CLI::Success();
+      },
+      wrap("print the solver table as one JSON object and exit: {\"solvers\": [{name, losses, penalties, "
+           "intercept, layout, certifies, stop}]}; certifies: whether its converged is the certificate of (1), "
+           "else stop says what it stops on (default: off)"));
   app.add_flag("--verbose", args.verbose, wrap("print one line of progress per epoch on stderr (default off)"));
   app.add_flag("--json", args.json,
                wrap("print one JSON object on stdout instead of text: solver, loss, penalty, lambda, mu, status, "
-                    "epochs, objective, measure_name, measure, nnz, nnz_rows, train_seconds, and test_accuracy "
-                    "with --test (with --path: also lambda_max and 'path', one object per lambda; with "
+                    "epochs, objective, duality_gap (F - D, an upper bound on F - F*), relative_gap (the gap "
+                    "over |F|; status converged means relative_gap <= tol), tol (in effect), measure_name, "
+                    "measure (the solver's own diagnostic), nnz, nnz_rows, train_seconds, and test_accuracy "
+                    "with --test; duality_gap and relative_gap are null when not finite, and gap_note then says "
+                    "why (no finite certificate: no penalty with mu = 0; not evaluated) (with --path: also lambda_max and 'path', one object per lambda; with "
                     "--lambda-grid: 'grid', one object per lambda with its held-out score) (default: text)"));
   app.footer(Registry::help() + "\n" + exit_status_help);
 
   return run_tool("sparsemc-train", app, argc, argv, [&] {
     const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
+    args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
     // The options only some solvers take: name the solvers that do.
     const auto only_for = [&](const char* flag, bool given) {
       if (!given || spec.takes(flag)) return;

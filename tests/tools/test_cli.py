@@ -9,12 +9,13 @@ every flag with its default.
 import os
 import re
 
-from common import Checks, parse_args, run, run_json
+from common import Checks, check_certificate, parse_args, require_files, run, run_json
 
 a = parse_args()
 t = Checks()
 train_file = os.path.join(a.data, "dna.scale")
 test_file = os.path.join(a.data, "dna.scale.t")
+require_files(train_file, test_file)
 model = os.path.join(a.work, "cli.model")
 quick = ["--max-epochs", "3"]
 
@@ -57,10 +58,54 @@ rc, obj, err = run_json([a.train, "--json", "--solver", "fista", "--max-epochs",
                          train_file, model])
 t.check(rc == 0, "--max-epochs 1 exits 0", err)
 t.check(obj is not None and obj.get("status") == "max_iter", "--max-epochs 1 reports status max_iter", str(obj))
+if obj:
+    rel = check_certificate(t, obj, "--max-epochs 1", 1e-12)
+    t.check(rel is not None and rel > 1e-12, "--max-epochs 1: relative_gap > tol, how far from certified", str(rel))
+# A budget of 1e-9 s ends the solve after its first epoch: time_limit, never converged at tol 1e-12.
 rc, obj, err = run_json([a.train, "--json", "--time-limit", "1e-9", "--tol", "1e-12", train_file, model])
 t.check(rc == 0, "--time-limit exits 0", err)
-t.check(obj is not None and obj.get("status") in ("time_limit", "converged", "max_iter"),
-        "--time-limit reports a status", str(obj))
+t.check(obj is not None and obj.get("status") == "time_limit", "--time-limit reports status time_limit", str(obj))
+if obj:
+    rel = check_certificate(t, obj, "--time-limit", 1e-12)
+    t.check(rel is not None and rel > 1e-12, "--time-limit: relative_gap > tol, how far from certified", str(rel))
+
+# The text report carries the certificate, for every status (at the default tol 1e-3 and cut short).
+for flags, status in [([], "converged"), (["--max-epochs", "1", "--tol", "1e-12"], "max_iter")]:
+    rc, out, err = run([a.train, *flags, train_file, model])
+    m = re.search(r"^duality gap (\S+) \(relative (\S+)\)(.*)$", out, re.M)
+    st = re.search(r"^status (\S+) after", out, re.M)
+    if t.check(rc == 0 and m is not None and st is not None, f"text {' '.join(flags)}: a 'duality gap X (relative Y)' line",
+               out + err):
+        gap, rel = float(m.group(1)), float(m.group(2))
+        t.check(st.group(1) == status, f"text {' '.join(flags)}: status {status}", st.group(1))
+        tol = float(flags[flags.index("--tol") + 1]) if "--tol" in flags else 1e-3  # the default
+        if status == "converged":
+            t.check(0 <= rel <= tol and gap >= 0, f"text {' '.join(flags)}: certified", m.group(0))
+        else:
+            t.check(rel > tol and "not certified" in m.group(3), f"text {' '.join(flags)}: says it is not certified",
+                    m.group(0))
+rc, out, err = run([a.train, "--path", "3", "--tol", "1e-4", train_file, model])
+lines = [line for line in out.splitlines() if line.startswith("lambda ")]
+t.check(rc == 0 and len(lines) == 3 and all(re.search(r"converged  relative gap \S+", line) for line in lines),
+        "text --path: every line carries its status and relative gap", out + err)
+
+# --help: one meaning of --tol for every solver of (1); the solvers of other problems say theirs.
+rc, help_text, _ = run([a.train, "--help"])
+tol_entry = re.search(r"^  --tol.*?(?=^ {1,4}-)", help_text, re.M | re.S)
+tol_text = " ".join(tol_entry.group(0).split()) if tol_entry else ""
+t.check("relative duality gap of (1)" in tol_text and "default 1e-3" in tol_text,
+        "--help: --tol is the relative duality gap of (1), default 1e-3", tol_text)
+t.check(all(name in tol_text for name in ("fbpd-epi", "gls-cal", "stagewise")),
+        "--help: --tol says what fbpd-epi, gls-cal and stagewise stop on", tol_text)
+t.check("default --tol" not in help_text, "--help: no per-solver --tol defaults in the solver list")
+rc, listing, err = run_json([a.train, "--list-solvers"])
+if t.check(rc == 0 and listing and isinstance(listing.get("solvers"), list), "--list-solvers prints the table", err):
+    names = {s["name"]: s for s in listing["solvers"]}
+    t.check({"fista", "bcd-ls"} <= set(names) and all(s["losses"] and s["penalties"] for s in names.values()),
+            "--list-solvers: names, losses, penalties", str(listing)[:400])
+    t.check(all(not names[n]["certifies"] for n in ("fbpd-epi", "gls-cal", "stagewise") if n in names) and
+            all(names[n]["certifies"] for n in ("fista", "bcd-ls", "fbpd") if n in names),
+            "--list-solvers: which solvers certify (1)", str(listing)[:600])
 expect([a.predict, test_file, model], 0)
 expect([a.eval, train_file, model], 0)
 

@@ -14,7 +14,7 @@ import os
 import random
 import sys
 
-from common import SKIP, Checks, Model, objective, parse_args, read_libsvm, run, run_json, write_liblinear_model
+from common import require_files, SKIP, Checks, Model, objective, parse_args, read_libsvm, run, run_json, write_liblinear_model
 
 try:
     import numpy as np
@@ -88,6 +88,7 @@ def compare(data, model_file, model, labels, X, loss, penalty, lam, mu, class_we
 
 # --- multiclass: data/dna.scale, K = 3 ---------------------------------------------------------------
 dna = os.path.join(a.data, "dna.scale")
+require_files(dna)
 labels, X = read_libsvm(dna, n_features=180)
 
 native = os.path.join(a.work, "random.model")

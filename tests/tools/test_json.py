@@ -1,20 +1,23 @@
 #!/usr/bin/python3
-"""--json output of the three tools: one valid JSON object on stdout with every promised field."""
+"""--json output of the three tools: one valid JSON object on stdout with every promised field,
+the certificate included: duality_gap and relative_gap for every status, status converged only
+with relative_gap <= tol, and a run cut short reporting how far it is from certified."""
 
 import math
 import os
 
-from common import Checks, parse_args, run_json
+from common import Checks, check_certificate, parse_args, require_files, run_json
 
 a = parse_args()
 t = Checks()
 train_file = os.path.join(a.data, "dna.scale")
 test_file = os.path.join(a.data, "dna.scale.t")
+require_files(train_file, test_file)
 model = os.path.join(a.work, "json.model")
 
 TRAIN_FIELDS = {"solver": str, "loss": str, "penalty": str, "lambda": float, "mu": float, "status": str,
-                "epochs": int, "objective": float, "measure_name": str, "measure": float, "nnz": int,
-                "nnz_rows": int, "train_seconds": float}
+                "epochs": int, "objective": float, "duality_gap": float, "relative_gap": float, "tol": float,
+                "measure_name": str, "measure": float, "nnz": int, "nnz_rows": int, "train_seconds": float}
 STATUSES = {"converged", "max_iter", "time_limit", "stopped_by_callback", "numerical_issue"}
 
 
@@ -33,7 +36,10 @@ t.check(rc == 0, "train --json exits 0", err)
 check_fields(obj, TRAIN_FIELDS, "train --json")
 if obj:
     t.check("test_accuracy" not in obj, "train --json: no test_accuracy without --test")
-    t.check(obj["status"] in STATUSES, "train --json: status is a known value", obj["status"])
+    # A plain l1l2 logistic fit at --tol 1e-4 must be certified, not merely stopped.
+    t.check(obj["status"] == "converged", "train --json: converged at --tol 1e-4", obj["status"])
+    t.check(obj["tol"] == 1e-4, "train --json: the tol in effect", str(obj["tol"]))
+    check_certificate(t, obj, "train --json", 1e-4)
     t.check(obj["loss"] == "logistic" and obj["penalty"] == "l1l2" and obj["lambda"] == 0.01 and obj["mu"] == 0,
             "train --json: echoes the problem", str(obj))
     t.check(obj["measure_name"] != "" and math.isfinite(obj["measure"]), "train --json: a stopping measure")
@@ -45,6 +51,48 @@ t.check(rc == 0, "train --json --test exits 0", err)
 check_fields(obj, dict(TRAIN_FIELDS, test_accuracy=float), "train --json --test")
 if obj:
     t.check(0.5 < obj["test_accuracy"] <= 1.0, "train --json --test: a plausible accuracy", str(obj["test_accuracy"]))
+    # Squared hinge + l1l2 at lambda 1e-3 (the defaults) on dna: bcd-ls reaches F to 10 digits but
+    # its certificate stalls near a relative gap of 1.4e-4 and the solve ends at max_iter.
+    t.xfail(obj["status"] == "converged", "train --json --test: converged at --tol 1e-4",
+            "bcd-ls squared-hinge + l1l2 on dna: relative gap stalls at ~1.4e-4 (max_iter after 1000 epochs)",
+            f"status {obj['status']} relative_gap {obj.get('relative_gap')}")
+    check_certificate(t, obj, "train --json --test", 1e-4)
+
+# Defaults (no --tol): the default tol 1e-3 is in effect and the fit is certified at it.
+rc, obj, err = run_json([a.train, "--json", train_file, model])
+t.check(rc == 0, "train --json at defaults exits 0", err)
+if obj:
+    t.check(obj["status"] == "converged" and obj["tol"] == 1e-3, "train --json: converged at the default tol 1e-3",
+            f"status {obj['status']} tol {obj['tol']}")
+    check_certificate(t, obj, "train --json at defaults")
+
+# Cut short by --max-epochs 1: status max_iter with the distance to the certificate, > 0.
+rc, obj, err = run_json([a.train, "--json", "--max-epochs", "1", "--tol", "1e-8", train_file, model])
+t.check(rc == 0, "train --json --max-epochs 1 exits 0", err)
+check_fields(obj, TRAIN_FIELDS, "train --json --max-epochs 1")
+if obj:
+    t.check(obj["status"] == "max_iter", "--max-epochs 1: status max_iter", obj["status"])
+    rel = check_certificate(t, obj, "--max-epochs 1", 1e-8)
+    t.check(rel is not None and rel > 1e-8, "--max-epochs 1: relative_gap > tol (how far from certified)", str(rel))
+
+# No penalty and mu = 0: no useful certificate (the dual is bounded by D(0) only: relative gap
+# about 1, or null with a gap_note when infinite), and never "converged".
+rc, obj, err = run_json([a.train, "--json", "--loss", "logistic", "--penalty", "none", "--mu", "0",
+                         "--max-epochs", "3", train_file, model])
+t.check(rc == 0, "train --json --penalty none --mu 0 exits 0", err)
+if obj:
+    t.check(obj["status"] != "converged", "--penalty none --mu 0: never converged", obj["status"])
+    t.check((obj["relative_gap"] is None and "gap_note" in obj) or obj["relative_gap"] > 0.5,
+            "--penalty none --mu 0: no certificate reported", str(obj))
+
+# The old bug (issue 15): ridge-only logistic returned W = 0 as "converged after 0 epochs".
+rc, obj, err = run_json([a.train, "--json", "--loss", "logistic", "--penalty", "none", "--mu", "1e-3", train_file,
+                         model])
+t.check(rc == 0, "train --json logistic + ridge exits 0", err)
+if obj:
+    t.check(obj["nnz"] > 0 and obj["epochs"] > 0, "logistic + ridge (mu 1e-3): a nonzero model", str(obj))
+    t.check(obj["status"] == "converged", "logistic + ridge (mu 1e-3): converged", str(obj))
+    check_certificate(t, obj, "logistic + ridge")
 
 # --path: per-lambda objects, decreasing lambda, warm starts, first point at lambda_max has W = 0
 rc, obj, err = run_json([a.train, "--json", "--path", "4:0.05", "--tol", "1e-4", "--test", test_file,
@@ -56,6 +104,8 @@ if obj and isinstance(obj.get("path"), list):
     t.check(len(path) == 4, "--path 4: four points", str(len(path)))
     for p in path:
         check_fields(p, dict(TRAIN_FIELDS, test_accuracy=float), "--path point")
+        t.check(p.get("status") == "converged", f"--path point lambda {p.get('lambda')}: converged", p.get("status"))
+        check_certificate(t, p, f"--path point lambda {p.get('lambda')}", 1e-4)
     lams = [p["lambda"] for p in path]
     t.check(all(x > y for x, y in zip(lams, lams[1:])), "--path: lambda decreases", str(lams))
     t.check(abs(lams[0] - obj["lambda_max"]) <= 1e-12 * obj["lambda_max"], "--path starts at lambda_max")
@@ -75,6 +125,9 @@ check_fields(obj, dict(TRAIN_FIELDS, heldout_accuracy=float, heldout_samples=int
              "train --json --heldout")
 if obj:
     t.check(obj["status"] == "stopped_by_callback", "--heldout: the early stop ends the solve", obj["status"])
+    rel = check_certificate(t, obj, "--heldout")
+    t.check(rel is not None and rel > 1e-9, "--heldout: the early-stopped model's distance to the certificate",
+            str(rel))
     t.check(obj["heldout_accuracy"] == obj["test_accuracy"] and obj["heldout_samples"] == 1186,
             "--heldout: the saved model is the one scored (held-out = test file here)", str(obj))
     rc, pred, err = run_json([a.predict, "--json", test_file, model])
@@ -94,6 +147,7 @@ if obj and isinstance(obj.get("grid"), list):
     t.check([p["lambda"] for p in points] == grid, "--lambda-grid: one point per lambda, in order", str(points))
     for p in points:
         check_fields(p, dict(TRAIN_FIELDS, heldout_accuracy=float, heldout_samples=int), "--lambda-grid point")
+        check_certificate(t, p, f"--lambda-grid point lambda {p.get('lambda')}")
     best = max(points, key=lambda p: (p["heldout_accuracy"], -p["nnz"]))
     t.check(obj["lambda"] == best["lambda"] and obj["nnz"] == best["nnz"] and
             obj["heldout_accuracy"] == best["heldout_accuracy"],
@@ -114,10 +168,22 @@ if obj:
 # eval --json
 rc, obj, err = run_json([a.eval, "--json", train_file, model])
 t.check(rc == 0, "eval --json exits 0", err)
-check_fields(obj, {"objective": float, "loss_part": float, "penalty_part": float, "loss": str, "penalty": str,
-                   "lambda": float, "mu": float, "samples": int, "nnz": int, "nnz_rows": int}, "eval --json")
+check_fields(obj, {"objective": float, "loss_part": float, "penalty_part": float, "duality_gap": float,
+                   "relative_gap": float, "loss": str, "penalty": str, "lambda": float, "mu": float, "samples": int,
+                   "nnz": int, "nnz_rows": int}, "eval --json")
 if obj:
     t.check(abs(obj["objective"] - obj["loss_part"] - obj["penalty_part"]) <= 1e-14 * obj["objective"],
             "eval --json: objective = loss part + penalty part")
+    check_certificate(t, obj, "eval --json")
+
+# eval certifies the model train certified: the same gap, from the saved file.
+rc, trained, err = run_json([a.train, "--json", "--loss", "logistic", "--lambda", "0.01", "--tol", "1e-5",
+                             train_file, model])
+rc2, evaluated, err2 = run_json([a.eval, "--json", train_file, model])
+if t.check(rc == 0 and rc2 == 0 and trained and evaluated, "train then eval --json exit 0", err + err2):
+    t.check(abs(evaluated["duality_gap"] - trained["duality_gap"]) <= 1e-8 * trained["objective"]
+            and evaluated["relative_gap"] <= 1e-5 * (1 + 1e-6) + 1e-12,
+            "eval --json: the trained model's certificate, recomputed from the file",
+            f"train {trained['duality_gap']} eval {evaluated['duality_gap']}")
 
 t.done()

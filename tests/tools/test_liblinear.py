@@ -14,7 +14,7 @@ import re
 import shutil
 import sys
 
-from common import SKIP, Checks, objective, parse_args, read_libsvm, read_liblinear_model, run, run_json
+from common import SKIP, Checks, require_files, objective, parse_args, read_libsvm, read_liblinear_model, run, run_json
 
 train_bin, predict_bin = shutil.which("liblinear-train"), shutil.which("liblinear-predict")
 if not (train_bin and predict_bin):
@@ -25,6 +25,7 @@ a = parse_args()
 t = Checks()
 train_file = os.path.join(a.data, "dna.scale")
 test_file = os.path.join(a.data, "dna.scale.t")
+require_files(train_file, test_file)
 W = a.work
 
 
@@ -83,6 +84,26 @@ for name, args in [("s4", ["-s", "4", "-c", "1"]), ("s4-bias", ["-s", "4", "-c",
         F, _, _ = objective(read_liblinear_model(model), labels, X, "crammer-singer", "none", 0.0, mu)
         t.check(rc == 0 and obj and abs(obj["objective"] - F) <= 1e-10 * abs(F),
                 f"import {name}: eval objective (crammer-singer, mu=1/(Cn)) = numpy", f"{obj} vs {F}")
+        flags = ["--loss", "crammer-singer", "--penalty", "none", "--lambda", "0", "--mu", repr(mu)]
+    else:
+        C = float(args[args.index("-c") + 1])
+        flags = ["--loss", "ovr-squared-hinge", "--penalty", "l1", "--lambda", repr(1.0 / (C * n)), "--mu", "0"]
+    # A LIBLINEAR model is certified like sparsemc's: its duality gap bounds F - F*, so it is at
+    # least F - F_ref for sparsemc's certified fit of the same (1) (F_ref >= F*). The bound can be
+    # loose (a subgradient's dual point for Crammer-Singer, the rescaling at mu = 0 for L1).
+    rc, obj, err = run_json([a.eval, "--json", *flags, train_file, model])
+    reference = os.path.join(W, f"{name}.reference.model")
+    bias = ["--bias", args[args.index("-B") + 1]] if "-B" in args else []  # the same (1): the bias feature too
+    rc2, ref, err2 = run_json([a.train, "--json", *flags, *bias, train_file, reference])
+    gap = obj.get("duality_gap") if obj else None
+    if t.check(rc == 0 and rc2 == 0 and isinstance(gap, float) and gap >= 0 and ref and ref["status"] == "converged",
+               f"import {name}: eval gives the LIBLINEAR model a duality gap; the reference fit converged",
+               f"{obj} {ref} {err + err2}"):
+        print(f"import {name}: LIBLINEAR F {obj['objective']!r}, relative gap {obj['relative_gap']:.3g}; "
+              f"sparsemc {ref['solver']} F {ref['objective']!r}")
+        t.check(gap >= obj["objective"] - ref["objective"] - 1e-12 * abs(ref["objective"]),
+                f"import {name}: the LIBLINEAR model's gap >= F - F_ref (it bounds F - F*)",
+                f"gap {gap} F {obj['objective']} F_ref {ref['objective']}")
     rc, out, err = run([a.eval, train_file, model])
     t.check(rc == 1 and re.search(r"--(loss|lambda)", err), f"import {name}: eval needs the flags LIBLINEAR lacks", err)
 

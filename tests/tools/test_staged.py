@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from common import SKIP, Checks, parse_args, read_libsvm, read_native_model, run, run_json
+from common import require_files, SKIP, Checks, parse_args, read_libsvm, read_native_model, run, run_json
 
 try:
     import numpy as np
@@ -24,6 +24,7 @@ a = parse_args()
 t = Checks()
 train_file = os.path.join(a.data, "dna.scale")
 test_file = os.path.join(a.data, "dna.scale.t")
+require_files(train_file, test_file)
 W = a.work
 test_labels, X_test = read_libsvm(test_file, n_features=180)
 y_test = np.array([l[0] for l in test_labels])

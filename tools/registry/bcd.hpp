@@ -15,7 +15,7 @@ struct BcdLsFamily : BcdFamilyBase {
   using Solver = BlockCD<Loss, Penalty, TsengYun>;
   static constexpr const char* name = "bcd-ls";
   static constexpr const char* summary =
-      "block coordinate descent, cyclic, Tseng-Yun line search (Blondel et al. 2013); stops on the KKT violation";
+      "block coordinate descent, cyclic, Tseng-Yun line search (Blondel et al. 2013)";
   /// The workhorse for smooth losses: preferred over fista.
   static int auto_priority(const FitSettings&) { return 10; }
 };

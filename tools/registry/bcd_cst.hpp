@@ -14,7 +14,7 @@ struct BcdCstFamily : BcdFamilyBase {
   using Solver = BlockCD<Loss, Penalty, RichtarikTakac>;
   static constexpr const char* name = "bcd-cst";
   static constexpr const char* summary =
-      "block coordinate descent, random blocks, constant step 1/K_j (Richtarik-Takac); stops on the KKT violation";
+      "block coordinate descent, random blocks, constant step 1/K_j (Richtarik-Takac)";
   /// Never chosen by auto (bcd-ls does the same job with line search).
   static int auto_priority(const FitSettings&) { return 0; }
 };

@@ -26,7 +26,7 @@ struct FbpdFamily {
   static constexpr const char* name = "fbpd";
   static constexpr const char* summary =
       "forward-backward primal-dual (Chierchia et al. 2015, Algorithm 1): exact Crammer-Singer hinge or a smooth "
-      "loss with any penalty; stops on the duality gap (KKT residual with --intercept)";
+      "loss with any penalty";
   static int auto_priority(const FitSettings& s) {
     if (s.loss != CrammerSinger::name) return 0;  // smooth losses: bcd-ls and fista do better
     return s.penalty == L1L2::name || s.penalty == L1Linf::name ? 10 : 5;
@@ -42,7 +42,10 @@ struct FbpdEpiFamily {
   static constexpr const char* name = "fbpd-epi";
   static constexpr const char* summary =
       "forward-backward primal-dual with epigraphical splitting (Chierchia et al. 2015, Algorithm 2): "
-      "minimises lambda R(W) + mu/2 ||W||^2 subject to the mean hinge loss <= --eta; stops on the KKT residual";
+      "minimises lambda R(W) + mu/2 ||W||^2 subject to the mean hinge loss <= --eta";
+  /// It solves another problem than (1): its stop certifies that one.
+  static constexpr const char* stop =
+      "certifies its own constrained problem (relative KKT residual <= --tol), not (1)";
   static std::string requirement(const FitSettings& s) { return s.eta ? "" : "needs --eta (the bound on the mean loss)"; }
   template <class Options>
   static void configure(Options& o, const FitSettings& s) {

@@ -19,8 +19,7 @@ struct FcbcfwFamily {
   static constexpr int layout = Eigen::RowMajor;
   static constexpr const char* name = "fcbcfw";
   static constexpr const char* summary =
-      "PD-Sparse fully-corrective block-coordinate Frank-Wolfe on the dual (Yen et al. 2016); stops on the "
-      "duality gap";
+      "PD-Sparse fully-corrective block-coordinate Frank-Wolfe on the dual (Yen et al. 2016)";
   /// Its fit returns the held-out early stop's best model (--heldout).
   static constexpr bool returns_heldout_best = true;
   /// The dual (14) has no intercept: its Options field must stay false.

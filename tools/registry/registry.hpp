@@ -31,6 +31,9 @@
 ///     static std::string requirement(const FitSettings& s) { return ""; }
 ///     template <class Options> static void configure(Options&, const FitSettings&) {}
 ///     static constexpr bool intercept = true;
+///     // Only for a solver of another problem than (1) (fbpd-epi): what its stop means; every
+///     // solver of (1) stops on the relative duality gap of (1) <= tol, which --tol's help says.
+///     static constexpr const char* stop = "...";
 ///   };
 ///   inline const bool bcd_ls_registered = Registry::add(make_spec<BcdLsFamily>());
 ///   }
@@ -136,7 +139,11 @@ struct SolverSpec {
   std::vector<std::string> penalties;  ///< accepted --penalty values
   bool intercept = false;              ///< accepts --intercept
   bool seeded = false;                 ///< uses --seed
-  std::optional<double> default_tol;   ///< its Options{}.tol
+  std::optional<double> default_tol;   ///< its Options{}.tol (1e-3 for every solver of (1))
+  /// What its stop means when it is not the certificate of (1) (a solver of another problem:
+  /// `Family::stop`, or a staged-only family's own criterion); "" for every solver of (1),
+  /// whose `converged` means relative duality gap of (1) <= tol.
+  std::string stop;
   std::optional<std::int64_t> default_max_epochs;  ///< its Options{}.max_epochs
   int (*auto_priority)(const FitSettings&) = nullptr;       ///< > 0: a candidate for auto
   std::string (*requirement)(const FitSettings&) = nullptr;  ///< "" when the settings suit it
@@ -268,16 +275,17 @@ class Registry {
     return s;
   }
 
-  /// A --help paragraph: one block per solver with what it accepts and its defaults.
+  /// A --help paragraph: one block per solver with what it accepts and its --max-epochs; what
+  /// --tol means is the same for every solver of (1) (--tol's help), so only the solvers of
+  /// other problems say what their stop means.
   [[nodiscard]] static std::string help() {
     std::ostringstream os;
     os << "Solvers (--solver NAME; auto picks the best registered one for the loss and penalty):\n";
     for (const auto& spec : list()) {
       os << "  " << spec.name << ": " << spec.summary << "\n      " << spec.accepted() << describe_extra(spec)
-         << "\n      data layout " << spec.layout << "; default --tol "
-         << (spec.default_tol ? CLI::detail::to_string(*spec.default_tol) : std::string("-"))
-         << ", --max-epochs "
+         << "\n      data layout " << spec.layout << "; default --max-epochs "
          << (spec.default_max_epochs ? std::to_string(*spec.default_max_epochs) : std::string("-")) << '\n';
+      if (!spec.stop.empty()) os << "      stops: " << spec.stop << '\n';
     }
     return os.str();
   }
@@ -472,6 +480,10 @@ SolverSpec make_spec() {
   if constexpr (requires { Family::extra_options; })
     for (const char* flag : Family::extra_options) spec.extra_options.emplace_back(flag);
   constexpr bool staged_only = requires { requires Family::staged_only; };
+  if constexpr (requires { Family::stop; })
+    spec.stop = Family::stop;
+  else if constexpr (staged_only)
+    spec.stop = "its own criterion (--tol's help); a staged model is not certified for (1)";
   if constexpr (!staged_only) detail::fill_tables<Family>(spec, typename Family::Losses{}, typename Family::Penalties{});
   if constexpr (requires { &Family::staged; }) {
     spec.staged = &Family::staged;

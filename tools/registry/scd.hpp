@@ -38,7 +38,7 @@ struct ScdFamily : ScdSmoothFamilyBase {
   using Losses = TypeList<OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>;
   static constexpr const char* name = "scd";
   static constexpr const char* summary =
-      "stochastic coordinate descent, coordinate Lipschitz steps (Tao et al. 2012, Alg. 1); stops on the KKT violation";
+      "stochastic coordinate descent, coordinate Lipschitz steps (Tao et al. 2012, Alg. 1)";
   /// Algorithm 1 is the reference form; scd-ls does the same with adaptive steps.
   static int auto_priority(const FitSettings&) { return 0; }
 };
@@ -49,8 +49,7 @@ struct ScdLsFamily : ScdSmoothFamilyBase {
   using Losses = TypeList<OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>;
   static constexpr const char* name = "scd-ls";
   static constexpr const char* summary =
-      "stochastic coordinate descent, adaptive steps with backtracking (Tao et al. 2012, Alg. 2); stops on the KKT "
-      "violation";
+      "stochastic coordinate descent, adaptive steps with backtracking (Tao et al. 2012, Alg. 2)";
   /// The one-vs-rest problem (LIBLINEAR -s 5) is its home ground: preferred over bcd-ls there.
   static int auto_priority(const FitSettings& s) { return s.loss == OvrSquaredHinge::name ? 11 : 0; }
 };
@@ -61,8 +60,7 @@ struct ScdRdaFamily : ScdFamilyBase {
   using Losses = TypeList<CrammerSinger, OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>;
   static constexpr const char* name = "scd-rda";
   static constexpr const char* summary =
-      "stochastic coordinate descent by regularised dual averaging, averaged iterate (Tao et al. 2012, Alg. 4); "
-      "stops on the relative objective change";
+      "stochastic coordinate descent by regularised dual averaging, averaged iterate (Tao et al. 2012, Alg. 4)";
   /// A primal fallback for crammer-singer (the dual solvers need mu > 0).
   static int auto_priority(const FitSettings& s) { return s.loss == CrammerSinger::name ? 2 : 0; }
 };
