@@ -10,6 +10,7 @@
 #include <sparsemc/model/early_stopping.hpp>
 #include <sparsemc/penalty/l1.hpp>
 #include <sparsemc/penalty/none.hpp>
+#include <sparsemc/solver/fbpd/fbpd.hpp>
 #include <sparsemc/solver/fcbcfw/fcbcfw.hpp>
 
 #include <algorithm>
@@ -230,9 +231,14 @@ void check_solution(const Instance& in, const FcbcfwSolution<Scalar>& s, double 
   INFO("F " << F << " D " << D << " F0 " << f0 << " reported F " << s.info.objective << " gap " << s.info.measure);
   CHECK(in.infeasibility(A) <= 1e-9 * (1.0 + A.cwiseAbs().maxCoeff()));
   CHECK(std::abs(F - s.info.objective) <= objective_rel * std::max(F, 1e-12));
-  CHECK((F - D) / f0 <= tol * 1.01 + objective_rel);
-  CHECK((F - D) / f0 >= -objective_rel);  // weak duality
+  // The relative gap of (1): normalised by |F|, not by F(0) (which is larger and flattered it).
+  const double scale = std::max(std::abs(F), 1e-12);
+  CHECK((F - D) / scale <= tol * 1.01 + objective_rel * f0 / scale);
+  CHECK((F - D) / scale >= -objective_rel * f0 / scale);  // weak duality
   CHECK(s.info.measure <= tol);
+  CHECK(s.info.relative_gap <= tol);
+  CHECK(s.info.relative_gap == Approx(s.info.duality_gap / std::max(std::abs(s.info.objective), 1e-12)).epsilon(1e-12));
+  CHECK(std::abs(s.info.duality_gap - (F - D)) <= objective_rel * f0 + 1e-12);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -409,6 +415,52 @@ TEMPLATE_LIST_TEST_CASE("fcbcfw: the duality gap at the returned model is below 
       CHECK(r.model.provenance().lambda == lambda);
       CHECK(r.model.provenance().mu == mu);
       CHECK(r.model.provenance().status == "converged");
+    }
+  }
+}
+
+// A default fit (no option set) of a generated problem: certified (converged, relative gap of
+// (1) ≤ 1e-3), its reported gap bounds F − F*, and it is within 1e-3 of F*. F* is bracketed by
+// tight solves (tol 1e-9) of FCBCFW and, for multiclass data, FBPD (Chierchia Alg. 1), which
+// must agree to 2e-9 relative: [max(F_t − gap_t), min(F_t)] over the tight solves.
+template <class Penalty>
+void check_default_fit(const Dataset<double>& data, const Penalty& penalty, double lambda) {
+  const auto problem = data.problem<Eigen::RowMajor>();
+  const bool multiclass = !problem.y.multilabel();
+  const auto r = FCBCFW<CrammerSinger, Penalty>({}, penalty).fit(problem);
+  INFO("n " << problem.n_samples() << " d " << problem.n_features() << " multiclass " << multiclass << " lambda "
+            << lambda << ": status " << to_string(r.info.status) << " epochs " << r.info.epochs << " F "
+            << r.info.objective << " gap " << r.info.duality_gap << " relative " << r.info.relative_gap);
+  REQUIRE(r.info.status == Status::converged);
+  CHECK(r.info.relative_gap <= 1e-3);
+  const auto tight = FCBCFW<CrammerSinger, Penalty>({}, penalty, {.tol = 1e-9, .max_epochs = 200000}).fit(problem);
+  REQUIRE(tight.info.status == Status::converged);
+  double high = tight.info.objective, low = tight.info.objective - tight.info.duality_gap;
+  if (multiclass) {
+    const auto other = FBPD<CrammerSinger, Penalty>({}, penalty, {.tol = 1e-9, .max_epochs = 1000000}).fit(problem);
+    REQUIRE(other.info.status == Status::converged);
+    CHECK(std::abs(other.info.objective - tight.info.objective) <= 2e-9 * high);
+    high = std::min(high, other.info.objective);
+    low = std::max(low, other.info.objective - other.info.duality_gap);
+  }
+  INFO("F* in [" << low << ", " << high << "]");
+  REQUIRE(low <= high * (1 + 1e-12));
+  // F recomputed densely, independently of the solver.
+  const double F = instance(data, lambda, static_cast<double>(penalty.mu)).primal(r.model.dense());
+  CHECK(std::abs(F - r.info.objective) <= 1e-10 * F);
+  CHECK(r.info.duality_gap >= F - high);
+  CHECK((F - low) / low <= 1e-3);
+}
+
+TEST_CASE("fcbcfw: default options certify a fit within 1e-3 of the optimum (wide, tall, multilabel)",
+          "[fcbcfw][defaults]") {
+  // Wide: d ≫ n (the sector shape); tall: n ≫ d. μ = 1/n (LIBLINEAR's C = 1).
+  for (const auto& [n, d, per_row] : {std::tuple{60, 3000, 30}, std::tuple{900, 40, 8}}) {
+    for (const int labels : {1, 3}) {
+      const auto data = generate<double>(n, d, 6, per_row, labels, 70 + static_cast<std::uint64_t>(labels));
+      const double mu = 1.0 / n;
+      check_default_fit(data, L1{.lambda = 0.1 * mu, .mu = mu}, 0.1 * mu);
+      check_default_fit(data, NoPenalty{.mu = mu}, 0.0);
     }
   }
 }
@@ -665,6 +717,13 @@ TEST_CASE("fcbcfw: statuses, callbacks and the held-out early stop", "[fcbcfw]")
   REQUIRE(history.epochs.size() == 3);
   CHECK(history.epochs.back().objective == stopped.info.objective);
   CHECK(history.epochs.back().measure == stopped.info.measure);
+  // Every status reports the gap of (1) at the returned model.
+  CHECK(history.epochs.back().relative_gap == stopped.info.relative_gap);
+  for (const auto* r : {&few, &timed, &stopped}) {
+    CHECK(std::isfinite(r->info.duality_gap));
+    CHECK(r->info.duality_gap >= 0.0);
+    CHECK(r->info.relative_gap == Approx(r->info.duality_gap / r->info.objective).epsilon(1e-12));
+  }
 
   HeldoutEarlyStop<double> early(heldout.csr(), heldout.labels().view(), 2);
   const auto best = Solver({}, penalty, {.tol = 1e-12, .max_epochs = 300}).fit(problem, early);
@@ -686,6 +745,14 @@ TEST_CASE("fcbcfw: statuses, callbacks and the held-out early stop", "[fcbcfw]")
   // The returned objective is the exact (1) of the returned model.
   const Instance in = instance(data, penalty.lambda, penalty.mu);
   CHECK(std::abs(in.primal(best.model.dense()) - best.info.objective) <= 1e-10 * best.info.objective);
+  // The kept model's gap (against the best dual value seen) bounds its distance to F*.
+  const auto tight = Solver({}, penalty, {.tol = 1e-10, .max_epochs = 100000}).fit(problem);
+  REQUIRE(tight.info.status == Status::converged);
+  const double F_star = tight.info.objective - tight.info.duality_gap;  // a lower bound on F*
+  REQUIRE(std::isfinite(best.info.duality_gap));
+  CHECK(best.info.duality_gap >= best.info.objective - tight.info.objective);
+  CHECK(best.info.duality_gap >= best.info.objective - F_star - 1e-12);
+  CHECK(best.info.relative_gap == Approx(best.info.duality_gap / best.info.objective).epsilon(1e-12));
   // solve() returns the last iterate, not the kept model: evaluated exactly when the stop comes.
   HeldoutEarlyStop<double> again(heldout.csr(), heldout.labels().view(), 2);
   const auto last = Solver({}, penalty, {.tol = 1e-12, .max_epochs = 300}).solve(problem, again);

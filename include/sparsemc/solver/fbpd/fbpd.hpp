@@ -38,6 +38,7 @@
 #include "../../penalty/concepts.hpp"
 #include "../../prox/epigraph_max.hpp"
 #include "../../prox/simplex.hpp"
+#include "../duality_gap.hpp"
 #include "../objective.hpp"
 #include "../solver_base.hpp"
 #include "detail/preconditioner.hpp"
@@ -58,10 +59,13 @@ struct Constrained {
   static constexpr std::string_view solver_name = "fbpd-epi";
 };
 
-/// What FBPD's stopping test measures (each relative, compared with `tol`).
+/// FBPD's own cheap measure (each relative), reported as `SolverInfo::measure`. For `fbpd`
+/// (Algorithm 1) it only decides when the duality gap of (1) is evaluated where that costs a
+/// pass (an intercept, a smooth loss); `converged` always means relative gap of (1) ≤ tol.
+/// For `fbpd-epi` (Algorithm 2) it is the stopping test itself.
 enum class FbpdStopping {
-  /// The duality gap of the pair (7)/(11) when it is finite — Crammer–Singer, regularised form,
-  /// no intercept — else the primal and dual residuals.
+  /// The duality gap of the pair (7)/(11) — Crammer–Singer, regularised form, no intercept —,
+  /// the KKT residual with an intercept or for Algorithm 2, else the primal residual.
   automatic,
   /// Primal and dual residuals of the iteration (the larger of the two relative values).
   residuals,
@@ -80,10 +84,10 @@ inline std::vector<std::int64_t> feature_blocks(std::int64_t n_features, std::in
 
 /// Options of `FBPD`. Every field has a default; `validate()` names a bad field.
 struct FbpdOptions {
-  /// Stop when the relative stopping measure (see `stopping`) is ≤ tol: the duality gap
-  /// (F(W) − D(y))/F(0), or max(‖P‖/‖P₀‖, ‖Q‖/‖Q₀‖) for the residuals P (primal) and Q (dual)
-  /// normalised at W = 0, or ‖x⁺ − x‖/‖x⁺‖.
-  double tol = 1e-5;
+  /// `fbpd`: stop (converged) when the relative duality gap of (1), (F − D)/max(|F|, 10⁻¹²),
+  /// is ≤ tol (class comment, "Stopping"). `fbpd-epi`: when its KKT residual (or the measure
+  /// chosen by `stopping`) is ≤ tol.
+  double tol = 1e-3;
   /// Iteration budget; one iteration is one pass over X (the products T and Tᵀ, fused).
   std::int64_t max_epochs = 100000;
   /// Wall-clock budget in seconds (0 = none), checked once per iteration.
@@ -190,12 +194,21 @@ struct FbpdOptions {
 ///     x⁺ = prox_{𝒯g}(x − 𝒯Tᵀy)
 ///     ŷ_i = y_i + σ_i T_i(2x⁺ − x)
 ///     y_i⁺ = P_{S_{ω_i}}(ŷ_i + σ_i r_i)       (Prop. 3.1: prox of the conjugate of ω_i h_i)
-/// Its dual (11) is max_{y ∈ ×_i S_{ω_i}} Σ_i r_iᵀy_i − g*(−Tᵀy), and the gap F(x) − D(y) ≥ 0
-/// is the stopping measure (relative to F(0) = Σ_i ω_i): g* is finite for μ > 0 (computed through
+/// Its dual (11) is max_{y ∈ ×_i S_{ω_i}} Σ_i r_iᵀy_i − g*(−Tᵀy), which is D(A) of (1) at
+/// a_i = y_i/ω_i − e_{z_i} (solver/duality_gap.hpp): g* is finite for μ > 0 (computed through
 /// the prox of (λ/μ)R), and for μ = 0 the dual point is made feasible by scaling its off-label
 /// entries by θ = min(1, λ / max_J R°((Tᵀy)_J)) (the label entry of y_i is the slack of S_ω and
-/// enters neither Tᵀy nor rᵀy). With an intercept, Tᵀy must also have a zero intercept row,
-/// which iterates do not satisfy: the residuals are used instead.
+/// enters neither Tᵀy nor rᵀy).
+///
+/// **Stopping** (`fbpd`): `converged` means the relative duality gap of (1), (F − D)/max(|F|,
+/// 10⁻¹²), is ≤ tol; `info.duality_gap` (≥ F − F*) and `info.relative_gap` are filled at the
+/// returned model for every status. Without an intercept the gap at (x̃, ỹ) comes free with
+/// every pass. With an intercept, Tᵀy must also have a zero intercept row, which iterates do not
+/// satisfy: ỹ is made feasible by the intercept correction of duality_gap.hpp (a_i mixed
+/// towards a common point) and D costs one product Xᵀ; a smooth loss has no dual block and uses
+/// the gradient candidate a_i = ∇ℓ(s_i) (one pass). These are evaluated on a GapSchedule driven
+/// by the cheap measure (KKT or primal residual). With no penalty and μ = 0 there is no finite
+/// certificate (gap = F): the solve runs to max_epochs.
 ///
 /// **Algorithm 2** (constrained, epigraphical splitting, eqs. (12)–(14)): auxiliary ζ ∈ R^n,
 /// (T_ix, ζ_i) ∈ epi h_i and ζ ∈ V_η = {Σ_i ω_i ζ_i ≤ η}; with duals (y, ξ):
@@ -206,14 +219,20 @@ struct FbpdOptions {
 /// and P_{V_η} taken in the metric of 𝒯_ζ (it moves ζ along 𝒯_ζω: still closed form). The
 /// operator (x, ζ) ↦ (Tx, ζ) is block diagonal, so its step condition splits into the one of T
 /// and τ_ζ,iσ_i ≤ 1 for the identity block: τ_ζ,i = 1/σ_i here (the paper takes τ_ζ = τ with
-/// τσ max(‖T‖², 1) ≤ 1, which for ‖T‖ ≫ 1 leaves ζ with a step ‖T‖² times too short). It stops
-/// on the residuals (or the relative change).
+/// τσ max(‖T‖², 1) ≤ 1, which for ‖T‖ ≫ 1 leaves ζ with a step ‖T‖² times too short).
+/// **What fbpd-epi's stop means**: it solves the constrained problem (8), not (1), so it
+/// certifies (8): `converged` means its KKT residual — stationarity, the Fenchel–Young gap of
+/// the loss part at the multiplier estimate ν̂ and feasibility |L − η| (see `kkt_residual`),
+/// each relative — is ≤ tol (or the measure chosen by `stopping`). `duality_gap` and
+/// `relative_gap` are NaN: (1)'s gap does not apply to (8).
 ///
 /// **Smooth losses** (SquaredHinge, OvrSquaredHinge, Logistic, …): the loss part L of (1) is
 /// the smooth term of the Vũ–Condat iteration, x⁺ = prox_{τg}(x − τ∇L(x)), with no dual block;
 /// the condition 1/τ − σ‖T‖² ≥ β/2 becomes τ = 2/β, β = curvature_bound(K)·‖X̃ᵀCX̃/n‖ (times
 /// norm_safety²). This is the paper's §4.1 comparison (square, logit, one-vs-all) in the same
-/// solver; the primal residual stops it.
+/// solver; the primal residual schedules its gap evaluations. `restarts`, `adaptive_steps` and
+/// `relaxation` do not apply (no dual block) and are ignored. `feature_groups` needs the
+/// Crammer–Singer loss (a smooth loss's certificate is taken row by row).
 ///
 /// **Steps.** τσ‖T‖² ≤ 1, generalised to diagonal steps (`preconditioning`): 𝒯 = γ𝒯⁰/‖A‖,
 /// Σ = Σ⁰/(γ‖A‖) with ‖A‖ = ‖Σ⁰^{½}T𝒯⁰^{½}‖ from the power method (times `norm_safety`), so
@@ -285,6 +304,9 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
     if (!(penalty_.mu >= 0.0) || !std::isfinite(penalty_.mu)) detail::fail_option("mu", "finite and >= 0", penalty_.mu);
     if (constrained && std::isnan(options_.eta))
       detail::fail_option("eta", "set (finite and >= 0) for the constrained formulation", options_.eta);
+    if (!exact_hinge && !options_.feature_groups.empty())
+      detail::fail_option("feature_groups", "empty with a smooth loss (its duality gap is taken row by row)",
+                          "a grouping");
   }
 
  private:
@@ -681,10 +703,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       scale_P = gradient_norms();
     }
     if (!cold) {
-      if (initial->n_features() != static_cast<std::int64_t>(d) || initial->n_classes() != K)
-        throw std::invalid_argument("FBPD::fit: the initial model is " + std::to_string(initial->n_features()) + " × " +
-                                    std::to_string(initial->n_classes()) + " but the problem is " + std::to_string(d) +
-                                    " × " + std::to_string(K));
+      detail::check_warm_start("FBPD", *initial, static_cast<std::int64_t>(d), static_cast<std::int64_t>(K));
       initial->copy_to(st.W);
       if (intercept && initial->has_intercept()) st.b = initial->intercept();
       labels = initial->labels();
@@ -712,16 +731,17 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
                                      : use_kkt ? "kkt_residual"
                                      : use_residuals ? (exact_hinge ? "primal_dual_residual" : "primal_residual")
                                                      : "relative_change";
-    // Relative duality gap (F(x) − D(y))/F(0) of (7)/(11) (see the class comment); TtY = Tᵀy.
-    auto duality_gap = [&](double F, double off_mass, ClassMatrix<Scalar>& TtY) {
-      double D;
-      if (penalty_.mu > 0.0) {
-        D = off_mass - reg.conjugate(TtY);
-      } else {
-        const double dual_norm = reg.max_dual_norm(TtY);
-        D = (dual_norm > penalty_.lambda ? penalty_.lambda / dual_norm : 1.0) * off_mass;
-      }
-      return (F - D) / (F0 > 0.0 ? F0 : 1.0);
+    // D(y) of (11) = D of (1) (see the class comment); off_mass = rᵀy, TtY = Tᵀy.
+    auto dual_value = [&](double off_mass, ClassMatrix<Scalar>& TtY) {
+      if (penalty_.mu > 0.0) return off_mass - reg.conjugate(TtY);
+      const double dual_norm = reg.max_dual_norm(TtY);
+      return (dual_norm > penalty_.lambda ? penalty_.lambda / dual_norm : 1.0) * off_mass;
+    };
+    // The internal error of the restarts: the gap (F(x) − D(y)) relative to F(0) — the restart
+    // decisions, and so the iterates, are those of the F(0) scale.
+    const double gap_scale = F0 > 0.0 ? F0 : 1.0;
+    auto scaled_gap = [&](double F, double off_mass, ClassMatrix<Scalar>& TtY) {
+      return (F - dual_value(off_mass, TtY)) / gap_scale;
     };
     // KKT residual of Algorithm 1 (intercept case): max of the stationarity violation
     // dist(−Tᵀy, ∂g(x)) (with the intercept row, which must vanish) relative to ‖Tᵀy₀‖ and the
@@ -749,6 +769,63 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       return rows;
     };
 
+    // ---- the certificate of (1) (Algorithm 1; see "Stopping" in the class comment) ---------
+    // Free at (x̃, ỹ) without an intercept: D from the pass's rᵀỹ (sums[1]) and Tᵀỹ.
+    const bool free_gap = exact_hinge && !constrained && !intercept;
+    GapWorkspace<Scalar> work;
+    std::vector<Scalar> simplex_scratch;
+    // With an intercept: ỹ = (y⁺ − (1 − ρ)y)/ρ, projected back onto ×_i S_{ω_i} (rounding),
+    // a_i = ỹ_i/ω_i − e_{z_i}, made to satisfy Σ_i c_i a_i = 0 by the intercept correction;
+    // D = −θ Σ_i ω_i ℓ*(a_i) − g*(−XᵀD̃) with g's own groups (ℓ* of Crammer–Singer is linear
+    // along a ↦ θa, so the μ = 0 rescaling θ multiplies it).
+    auto dual_with_intercept = [&]() -> double {
+      work.A.resize(n, K);
+      work.weighted.resize(n, K);
+      const auto inv_rho = static_cast<Scalar>(1.0 / static_cast<double>(rho));
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const Scalar omega = st.omega[static_cast<std::size_t>(i)];
+        auto a = work.A.row(i);
+        if (!(omega > Scalar(0))) {
+          a.setZero();
+          continue;
+        }
+        if (relaxed) a = (st.Y.row(i) - (Scalar(1) - rho) * st.Y_prev.row(i)) * inv_rho;
+        else a = st.Y.row(i);
+        prox::project_simplex(detail::row_span(work.A, i), omega, simplex_scratch);
+        a /= omega;
+        a[static_cast<Eigen::Index>(label(i))] -= Scalar(1);
+      }
+      detail::correct_for_intercept<Loss>(problem, work.A);
+      // ℓ*(a_i) = −Σ_{k≠z_i} a_ik, in closed form: the projection and the correction keep a_i in
+      // dom ℓ* in exact arithmetic, and the loss's own domain test would refuse float rounding.
+      double conjugates = 0.0;
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const Scalar omega = st.omega[static_cast<std::size_t>(i)];
+        work.weighted.row(i) = omega * work.A.row(i);
+        if (!(omega > Scalar(0))) continue;
+        double off = 0.0;
+        const std::size_t c = label(i);
+        for (Eigen::Index k = 0; k < K; ++k)
+          if (static_cast<std::size_t>(k) != c) off += static_cast<double>(work.A(i, k));
+        conjugates -= static_cast<double>(omega) * off;
+      }
+      weight_gradient(problem, work.weighted, work.G);
+      if (penalty_.mu > 0.0) return -conjugates - reg.conjugate(work.G);
+      const double dual_norm = reg.max_dual_norm(work.G);
+      const double theta = dual_norm > penalty_.lambda ? (std::isinf(dual_norm) ? 0.0 : penalty_.lambda / dual_norm) : 1.0;
+      return -theta * conjugates;
+    };
+    // The gap of (1) at the point measured (x̃, and ỹ or the loss gradient there), F its primal.
+    auto evaluate_gap = [&](double F_here) -> DualityGap {
+      if constexpr (constrained) {
+        return {};
+      } else if constexpr (exact_hinge) {
+        return {F_here, free_gap ? dual_value(sums[1], G_out) : dual_with_intercept()};
+      } else {
+        return sparsemc::duality_gap(loss_, penalty_, problem, W_out, b_out, intercept, work);
+      }
+    };
+
     if (relaxed) {
       st.W_step = st.W;
       st.b_step = st.b;
@@ -756,16 +833,22 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       st.g_b_step = st.g_b;
     }
     Status status = Status::max_iter;
+    DualityGap certificate;  // at the returned point once certificate_epoch == epoch
+    std::int64_t certificate_epoch = -1;
+    GapSchedule schedule(options_.tol);
+    bool degenerate = false;
     double F = sums[0] + reg.value(st.W);
     double measure = std::numeric_limits<double>::quiet_NaN();
     std::int64_t epoch = 0;
     if (!std::isfinite(F)) {
       status = Status::numerical_issue;
     } else if (!(steps.norm_A > 0.0)) {
-      // The loss part does not depend on (W, b) (K = 1, X̃ = 0 or no weight): W = 0 minimises g.
+      // The loss part does not depend on (W, b) (K = 1, X̃ = 0 or no weight): W = 0 minimises g,
+      // and F(0) = F* (a gap of 0, exact).
       W_out.setZero();
       status = Status::converged;
       measure = 0.0;
+      degenerate = true;
     } else {
       notify_begin(callbacks...);
       // Adaptive restarts (PDLP): state kept since the last restart.
@@ -792,7 +875,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       }
       std::int64_t restart_epoch = 0, averaged = 0;
       double error_at_restart = std::numeric_limits<double>::infinity();
-      if (use_gap) error_at_restart = duality_gap(F, sums[1], st.G);
+      if (use_gap) error_at_restart = scaled_gap(F, sums[1], st.G);
       double error_at_check = error_at_restart;
 
       // Adaptive steps (PDLP): passes taken (k, rejected ones included) and the safe scale.
@@ -871,7 +954,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
         }
         // The stopping measure at (x̃, ỹ).
         if (use_gap) {
-          measure = duality_gap(F, sums[1], G_out);
+          measure = scaled_gap(F, sums[1], G_out);
         } else if (use_kkt) {
           measure = constrained ? kkt_residual(W_out, G_out, g_b_out, sums[0], sums[1], sums[6])
                                 : kkt_residual(W_out, G_out, g_b_out, sums[0], sums[3], 1.0);
@@ -929,7 +1012,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
               }
               F_average = hinge + reg.value(rs.W);
               const double error_average =
-                  use_gap ? duality_gap(F_average, off, rs.G) : kkt_residual(rs.W, rs.G, rs.g_b, hinge, inner_sum, nu);
+                  use_gap ? scaled_gap(F_average, off, rs.G) : kkt_residual(rs.W, rs.G, rs.g_b, hinge, inner_sum, nu);
               restarted_to_average = error_average < candidate;
               candidate = std::min(candidate, error_average);
             }
@@ -985,51 +1068,58 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
             }
           }
         }
+        // The certificate of (1): every pass when free, else when the schedule says so (the
+        // cheap measure falls to its trigger, or epochs doubling) and at the last epoch. After
+        // a restart to the averages (not a stopping point) it is the gap there, (F − D)/F(0).
+        bool certified = false;
+        if constexpr (!constrained) {
+          if (free_gap && restarted_to_average) {
+            certificate = {F, F - measure * gap_scale};
+            certificate_epoch = epoch;
+          } else if (free_gap || (!restarted_to_average && schedule.due(epoch, measure)) ||
+                     epoch == options_.max_epochs) {  // a restart to the averages is no stopping point: wait a pass
+            certificate = evaluate_gap(F);
+            certificate_epoch = epoch;
+            certified = certificate.relative() <= options_.tol && !restarted_to_average;
+            if (!free_gap) schedule.evaluated(epoch, measure, certified);
+          }
+        } else {
+          certified = measure <= options_.tol && !restarted_to_average;  // (8)'s KKT residual
+        }
+        const bool evaluated = certificate_epoch == epoch;
+        if (use_gap) measure = evaluated ? certificate.relative() : measure;  // reported in (1)'s scale
         const std::int64_t nnz_rows = count_rows();
-        const EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
+        EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
+        if (evaluated) report.relative_gap = certificate.relative();
         if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
         const bool stop = notify_end_epoch(report, make_model, callbacks...);
-        if (!std::isfinite(measure)) {
-          status = Status::numerical_issue;
-          break;
-        }
-        if (measure <= options_.tol && !restarted_to_average) {
-          status = Status::converged;
-          break;
-        }
-        if (stop) {
-          status = Status::stopped_by_callback;
-          break;
-        }
-        if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
-          status = Status::time_limit;
+        if (const auto verdict = detail::epoch_verdict(options_, std::isfinite(measure), certified, stop, report.seconds)) {
+          status = *verdict;
           break;
         }
       }
     }
 
-    Result<Scalar> result{make_model(), {}};
-    auto& provenance = result.model.provenance();
-    provenance.loss = std::string(Loss::name);
-    provenance.penalty = std::string(Penalty::name);
-    provenance.solver = std::string(name);
-    provenance.lambda = static_cast<double>(penalty_.lambda);
-    provenance.mu = static_cast<double>(penalty_.mu);
-    provenance.status = std::string(to_string(status));
-    provenance.bias = bias;
     // F of (1) at the returned model: the loss part through the shared evaluation, then g.
     ClassMatrix<Scalar> S;
     compute_scores(problem, W_out, b_out, S);
-    auto& info = result.info;
+    SolverInfo info;
     info.status = status;
     info.epochs = epoch;
     info.objective = loss_value(loss_, problem, S) + reg.value(W_out);
     info.measure_name = measure_name;
     info.measure = measure;
-    info.nnz = result.model.nnz();
-    info.nnz_rows = result.model.nnz_rows();
+    // The certificate at the returned model, evaluated now if the last epoch did not.
+    if (degenerate) certificate = {info.objective, info.objective};
+    else if (!constrained && certificate_epoch != epoch && epoch > 0) certificate = evaluate_gap(F);
+    else if (!constrained && epoch == 0) certificate = {};
     info.seconds = clock.seconds();
-    notify_end(info, callbacks...);
+    Result<Scalar> result = detail::finish_result<Loss, Penalty, Scalar>(make_model(), name, penalty_, bias, certificate, info);
+    if (constrained || std::isnan(certificate.primal)) {  // (8) is certified by its KKT residual; (1)'s gap does not apply
+      result.info.duality_gap = std::numeric_limits<double>::quiet_NaN();
+      result.info.relative_gap = std::numeric_limits<double>::quiet_NaN();
+    }
+    notify_end(result.info, callbacks...);
     return result;
   }
 

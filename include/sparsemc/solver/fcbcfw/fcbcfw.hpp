@@ -87,7 +87,8 @@ struct FcbcfwSolution {
 
 /// Options of `FCBCFW`. Every field has a default; `validate()` names a bad field.
 struct FcbcfwOptions {
-  /// Stop when the relative duality gap (F(W) − D(α))/F(0) ≤ tol (exact, end of every epoch).
+  /// Stop (converged) when the relative duality gap of (1), (F(W) − D(α))/max(|F(W)|, 10⁻¹²),
+  /// is ≤ tol — F and D exact, in (1)'s scale (class comment, "Stopping").
   double tol = 1e-3;
   /// At most this many passes over the samples (the refit's epochs included).
   std::int64_t max_epochs = 1000;
@@ -188,9 +189,10 @@ struct FcbcfwOptions {
 /// dense pass nnz(X)·K, like the first pass of LIBLINEAR's solver but without its shrinking.
 ///
 /// Stopping: at the end of an epoch the exact primal F(W) (the scores of every sample from the
-/// sparse rows) and the dual value D(α) = −μG(α) give the relative duality gap
-///     (F(W) − D(α)) / F(0),   F(0) = (1/n) Σ_i c_i [Y_i nonempty and not full],
-/// which is ≥ 0, equals 1 at α = 0, and stops the solve at `tol`. That evaluation reads as many
+/// sparse rows) and the dual value D(α) = −μG(α) ≤ F* give the relative duality gap of (1)
+///     (F(W) − D(α)) / max(|F(W)|, 10⁻¹²)                    (solver/duality_gap.hpp)
+/// which stops the solve (`converged`) at `tol`; `info.duality_gap` = F − D ≥ F − F* and
+/// `info.relative_gap` are filled for every status, at the returned model. That evaluation reads as many
 /// weights as one epoch of the exact search, so it runs every other epoch with the exact search,
 /// and with the bi-stochastic one whenever the work since the last evaluation reaches twice the
 /// work of an evaluation (counted, not timed: reproducible; the checks take at most a third of
@@ -199,12 +201,15 @@ struct FcbcfwOptions {
 /// (checked every 256 samples) and callbacks (core/callbacks.hpp). A callback that
 /// offers `const LinearModel<Scalar>* best_model()` and `const EpochReport& best_report()` (the
 /// held-out early stop, model/early_stopping.hpp — PD-Sparse's -h/-e) makes `fit` return its best
-/// model when it stops the solve; the status is then stopped_by_callback.
+/// model when it stops the solve; the status is then stopped_by_callback, and the gap is that of
+/// the kept model against the best dual value seen (every D(α) is a lower bound on F*).
 ///
 /// Post-solve (§4.3, `refit_l2`): once the gap reaches tol, the support of W is frozen and the
 /// same iterations minimise (1) without its λ term over W with that support (w = v on the
 /// support: the ℓ2-regularised problem on the selected features); the search keeps running, so
-/// the gap of that problem is exact. `objective` still reports (1), λ term included.
+/// the gap of that problem is exact, and `converged` certifies that problem (relative gap ≤ tol),
+/// not (1). `objective` still reports (1), λ term included, and `duality_gap` / `relative_gap`
+/// (1)'s gap at the refitted W against the best dual value of the first phase.
 ///
 /// Warm start: α cannot be recovered from a primal model, so `fit(problem, initial)` starts
 /// from α = 0 with every active set seeded by the `warm_start_labels` negatives that violate
@@ -263,6 +268,8 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
     engine.export_weights(out.weight_ptr, out.weight_class, out.weight);
     engine.export_dual(out.dual_ptr, out.dual_class, out.dual);
     out.info = info;
+    out.info.duality_gap = engine.certificate().gap();
+    out.info.relative_gap = engine.certificate().relative();
     out.provenance = provenance(info.status);
     notify_end(info, callbacks...);
     return out;
@@ -349,13 +356,9 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
   Run<Scalar, Index> run(const CsrProblem<Scalar, Index>& problem, const std::type_identity_t<LinearModel<Scalar>>* initial,
                          bool may_return_kept, Callbacks&... callbacks) const {
     problem.validate();
-    if (initial != nullptr &&
-        (initial->n_features() != static_cast<std::int64_t>(problem.n_features()) ||
-         initial->n_classes() != problem.n_classes()))
-      throw std::invalid_argument("FCBCFW: the initial model has " + std::to_string(initial->n_features()) +
-                                  " features and " + std::to_string(initial->n_classes()) +
-                                  " classes; the problem has " + std::to_string(problem.n_features()) + " and " +
-                                  std::to_string(problem.n_classes()));
+    if (initial != nullptr)
+      detail::check_warm_start("FCBCFW", *initial, static_cast<std::int64_t>(problem.n_features()),
+                               static_cast<std::int64_t>(problem.n_classes()));
     Run<Scalar, Index> r{detail::fcbcfw::Engine<Scalar, Index>(problem, settings(problem)), {}};
     if (initial != nullptr) r.engine.seed_active_sets(*initial);
     notify_begin(callbacks...);
@@ -394,19 +397,22 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
       (find_best(callbacks), ...);
       static_cast<void>(find_best);  // no callbacks: nothing to look at
     }
-    Result<Scalar> result{best != nullptr ? *best : engine.model(), info};
+    LinearModel<Scalar> model = best != nullptr ? *best : engine.model();
+    DualityGap certificate = engine.certificate();
     if (best != nullptr) {
-      // An epoch without a gap evaluation: its objective now, its gap is unknown (NaN).
-      result.info.objective = std::isnan(best_report->objective) ? engine.objective_of(*best) : best_report->objective;
-      result.info.measure = best_report->measure;
+      // An epoch without a gap evaluation: its objective now. The gap: against the best D(α).
+      certificate.primal = std::isnan(best_report->objective) ? engine.objective_of(*best) : best_report->objective;
+      certificate.dual = engine.dual_bound();
+      info.measure = best_report->measure;
     } else if (info.status == Status::stopped_by_callback && detail::fcbcfw::any_keeps_best<Scalar, Callbacks...>) {
       // The keeping callback kept nothing: the last iterate, which run() left unevaluated.
-      result.info.objective = engine.objective_of(result.model);
-      result.info.measure = std::numeric_limits<double>::quiet_NaN();
+      certificate.primal = engine.objective_of(model);
+      certificate.dual = engine.dual_bound();
+      info.measure = std::numeric_limits<double>::quiet_NaN();
     }
-    result.info.nnz = result.model.nnz();
-    result.info.nnz_rows = result.model.nnz_rows();
-    result.model.provenance() = provenance(result.info.status);
+    Result<Scalar> result =
+        detail::finish_result<Loss, Penalty, Scalar>(std::move(model), "fcbcfw", penalty_, -1.0, certificate, info);
+    result.model.provenance().lambda = lambda();
     notify_end(result.info, callbacks...);
     return result;
   }

@@ -6,8 +6,9 @@
 /// Scales. Internally everything is in PD-Sparse's scale: (1)/μ is
 ///     P(W) = ½‖W‖² + τ‖W‖₁ + Σ_i C_i ℓ_i(Wᵀx_i),   τ = λ/μ,  C_i = c_i/(μn),
 /// with dual (14) min_α G(α) = ½‖S_τ(Xᵀα)‖² + Σ_i e_iᵀα^i over α^i ∈ 𝒞_i (16) and bound C_i.
-/// Reported values are in (1)'s scale: F = μP, D = −μG, and the relative duality gap is
-/// (F − D)/F(0), F(0) = (1/n) Σ_i c_i [sample i has a positive and a negative class].
+/// Reported values are in (1)'s scale: F = μP, D = −μG (a lower bound on F* for every α in
+/// 𝒞, MATH.md "PD-Sparse dual in (1)"), and the relative duality gap is that of (1),
+/// (F − D)/max(|F|, 10⁻¹²) (solver/duality_gap.hpp).
 
 #include <algorithm>
 #include <cmath>
@@ -25,6 +26,7 @@
 #include "../../../model/linear_model.hpp"
 #include "../../../prox/bi_simplex.hpp"
 #include "../../../prox/simplex.hpp"
+#include "../../duality_gap.hpp"
 #include "feature_rows.hpp"
 #include "scores.hpp"
 
@@ -184,11 +186,15 @@ class Engine {
       check_work = scores_.take_scanned();
       work = 0;
       last_check = epoch;
-      const double dual = -s_.mu * (rows_.half_squared_norm_of_prox() + dual_linear_term());
+      const double dual = current_dual();
       // The refit minimises (1) without its λ term over the frozen support; (1) itself is reported.
       const double phase_primal = p.loss + (refitting ? 0.0 : s_.lambda * p.l1) + 0.5 * s_.mu * p.squared;
-      gap = f0_ > 0.0 ? (phase_primal - dual) / f0_ : 0.0;
+      gap = sparsemc::relative_gap(phase_primal, dual);
       info.objective = p.loss + s_.lambda * p.l1 + 0.5 * s_.mu * p.squared;
+      // The certificate of (1): during the refit α is dual to the refit's problem, so (1)'s
+      // bound is the best dual value of Algorithm 1's phase.
+      if (!refitting) best_dual_ = std::max(best_dual_, dual);
+      certificate_ = DualityGap{info.objective, refitting ? best_dual_ : dual};
       info.measure = gap;
       info.nnz = p.nnz;
       info.nnz_rows = p.nnz_rows;
@@ -228,12 +234,13 @@ class Engine {
       report.epoch = epoch;
       report.objective = evaluated ? info.objective : std::numeric_limits<double>::quiet_NaN();
       report.measure = evaluated ? gap : std::numeric_limits<double>::quiet_NaN();
+      report.relative_gap = evaluated ? certificate_.relative() : std::numeric_limits<double>::quiet_NaN();
       report.nnz_rows = evaluated ? info.nnz_rows : -1;
       report.seconds = info.seconds;
       const bool stop = end_epoch(report);
       if (evaluated && gap <= s_.tol) {
         if (s_.refit_l2 && !refitting) {
-          refitting = true;
+          refitting = refitting_ = true;
           rows_.fix_support();
           if (!last && !stop) continue;
         } else {
@@ -253,6 +260,15 @@ class Engine {
     }
     info.seconds = clock.seconds();
     return info;
+  }
+
+  /// F − D of (1) at the last evaluation (the returned iterate when run() evaluated it last).
+  [[nodiscard]] const DualityGap& certificate() const noexcept { return certificate_; }
+
+  /// The best lower bound on F* known: the largest D(α) seen, the current α's included (outside
+  /// the refit). Costs one pass over the stored entries of V.
+  [[nodiscard]] double dual_bound() const noexcept {
+    return refitting_ ? best_dual_ : std::max(best_dual_, current_dual());
   }
 
   /// The current W as a LinearModel (its nonzero entries only; labels are the class indices).
@@ -548,6 +564,11 @@ class Engine {
     return p;
   }
 
+  /// D(α) = −μG(α) of (1) at the current α (valid outside the refit, whose W is not S_τ(V)).
+  [[nodiscard]] double current_dual() const noexcept {
+    return -s_.mu * (rows_.half_squared_norm_of_prox() + dual_linear_term());
+  }
+
   /// Σ_i e_iᵀα^i = Σ_i Σ_{k ∈ 𝒜_i ∖ P_i} α_ik.
   [[nodiscard]] double dual_linear_term() const noexcept {
     double sum = 0.0;
@@ -565,7 +586,10 @@ class Engine {
   Settings s_;
   Rng rng_;
   double tau_ = 0.0;  ///< λ/μ, the soft threshold of (15)
-  double f0_ = 0.0;   ///< F(0) of (1)
+  double f0_ = 0.0;   ///< F(0) of (1); 0 when no sample has a pair (nothing to fit)
+  double best_dual_ = -std::numeric_limits<double>::infinity();  ///< max D(α) over Algorithm 1's evaluations
+  DualityGap certificate_;  ///< (F, D) of (1) at the last evaluation
+  bool refitting_ = false;  ///< in the §4.3 refit (α is dual to another problem)
   FeatureRows<Scalar> rows_;
   ScoreBuffer scores_;
   std::vector<double> bound_;       ///< C_i = c_i/(μn), 0 for a sample without a pair
