@@ -189,7 +189,7 @@ inline std::string gap_note(double gap) {
 /// F − F*) and "relative_gap" (gap / max(|F|, 1e-12)); null when not finite, and then
 /// "gap_note" says why (gap_note above). JSON has no infinity, hence null plus the note.
 inline void add_gap_json(nlohmann::json& j, double gap, double relative) {
-  if (std::isnan(relative)) gap = relative;  // an unevaluated certificate (DualityGap::gap() maps NaN to 0)
+  if (std::isnan(relative)) gap = relative;  // an unevaluated certificate: both NaN
   j["duality_gap"] = json_number(gap);
   j["relative_gap"] = json_number(relative);
   if (const std::string note = gap_note(gap); !note.empty()) j["gap_note"] = note;
