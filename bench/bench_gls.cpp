@@ -20,9 +20,10 @@
 //       one solver on the random features a --compare run wrote to DIR (train.bin, train.labels):
 //       prints {"run": NAME, "trace": [[seconds, F], ...], ...} (objective (1), logistic + ridge,
 //       no intercept; seconds include forming and factorising Σ̂). gls-qn is GLS with
-//       quasi-Newton steps (GLSOptions::memory, default 10); --single-gram
-//       forms Σ̂ in single precision (GLSOptions::single_precision_gram); --refresh N rebuilds the
-//       preconditioner from the samples' curvatures every N iterations (curvature_refresh).
+//       quasi-Newton steps (GLSOptions::memory, default 10); --single-gram (default) / --exact-gram
+//       forms Σ̂ in single / double precision (GLSOptions::single_precision_gram); --refresh N
+//       rebuilds the preconditioner from the samples' curvatures every N iterations (default 40,
+//       curvature_refresh; 0 = never).
 
 #include <benchmark/benchmark.h>
 
@@ -64,7 +65,7 @@ struct DnaFeatures {
 void BM_GlsSoftmax(benchmark::State& state) {
   static const DnaFeatures data;
   const GLS solver(Logistic{}, NoPenalty{.mu = 1e-3},
-                   GLSOptions{.tol = 1e-6, .max_epochs = 10000, .accelerated = state.range(0) != 0});
+                   GLSOptions{.tol = 1e-6, .max_epochs = 10000, .accelerated = state.range(0) != 0, .memory = 0});
   std::int64_t epochs = 0;
   for (auto _ : state) {
     auto result = solver.fit(data.problem());
@@ -150,7 +151,7 @@ void table1(const char* features, const RowMatrix& Z_train, const LabelSets& y_t
   const auto linear = GLS(LeastSquares{}, NoPenalty{.mu = mu}, GLSOptions{.fit_intercept = true}).fit(problem);
   const auto logistic = GLS(Logistic{}, NoPenalty{.mu = mu},
                             GLSOptions{.tol = 1e-5, .max_epochs = 2000, .time_limit = 60, .fit_intercept = true,
-                                       .accelerated = true})
+                                       .accelerated = true, .memory = 0})
                             .fit(problem);
   const auto calibrated =
       CalibratedLS(LeastSquares{}, NoPenalty{.mu = mu}, CalibratedLSOptions{.max_epochs = 20, .fit_intercept = true})
@@ -215,7 +216,7 @@ int compare(int argc, char** argv) {
     History h;
     const auto r = GLS(Logistic{}, NoPenalty{.mu = mu},
                        GLSOptions{.tol = 1e-9, .max_epochs = 100000, .time_limit = accelerated ? fista_limit : fista_limit / 2,
-                                  .accelerated = accelerated})
+                                  .accelerated = accelerated, .memory = 0})
                        .fit(problem, h);
     std::printf("{\"run\": \"%s\", \"status\": \"%s\", \"epochs\": %lld, \"objective\": %.17g, \"test_error\": %.4f, \"trace\": %s}\n",
                 accelerated ? "gls" : "gls-plain", std::string(to_string(r.info.status)).c_str(),
@@ -278,8 +279,8 @@ int trace(int argc, char** argv) {
   std::string solver = "gls-qn";
   double mu = 1e-6, limit = 150, tol = 1e-9;
   int memory = 10;
-  bool single_gram = false;
-  std::int64_t refresh = 0;
+  bool single_gram = GLSOptions{}.single_precision_gram;  // the library's defaults
+  std::int64_t refresh = GLSOptions{}.curvature_refresh;
   for (int i = 3; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> std::string {
@@ -292,6 +293,7 @@ int trace(int argc, char** argv) {
     else if (flag == "--tol") tol = std::stod(value());
     else if (flag == "--memory") memory = std::stoi(value());
     else if (flag == "--single-gram") single_gram = true;
+    else if (flag == "--exact-gram") single_gram = false;
     else if (flag == "--refresh") refresh = std::stoll(value());
     else throw std::invalid_argument("unknown argument " + flag);
   }
