@@ -132,7 +132,9 @@ struct CrammerSinger {
       if (positive ? v > 0 : v < 0) return std::numeric_limits<double>::infinity();
       if (!positive) mass += v;
     }
-    return mass > 1.0 + 1e-9 ? std::numeric_limits<double>::infinity() : -mass;
+    // The mass is at most 1, up to the rounding of a solver's own dual iterate in Scalar.
+    const double rounding = 64 * static_cast<double>(std::numeric_limits<Scalar>::epsilon());
+    return mass > 1.0 + rounding ? std::numeric_limits<double>::infinity() : -mass;
   }
 
   /// Writes e_{n*} − e_{p*} (or 0 when ℓ = 0) into g (size K) and returns ℓ.
