@@ -427,15 +427,27 @@ TEST_CASE("BlockCD gives the same result with int32 and int64 indices", "[bcd]")
 /// Opens the allocation window after the first epoch (warm-up: e.g. a penalty's per-thread
 /// scratch) and closes it at the end of the solve; the counts are read at the end of each
 /// epoch, so the returned model and its objective (built after the last epoch) are not counted.
+/// Allocations in epochs that evaluated the duality gap are counted apart: with an intercept
+/// the shared gap (duality_gap.hpp, correct_for_intercept) allocates K-sized vectors.
 struct AllocationWindow {
   long new_calls = 0;
   long eigen_mallocs = 0;
+  long gap_new_calls = 0;
+  long gap_eigen_mallocs = 0;
   bool end_epoch(const EpochReport& report) {
     if (report.epoch == 1) alloc_probe::open_window();
-    new_calls = alloc_probe::new_calls.load();
-    eigen_mallocs = alloc_probe::eigen_mallocs.load();
+    const long n = alloc_probe::new_calls.load(), e = alloc_probe::eigen_mallocs.load();
+    if (report.epoch > 1 && !std::isnan(report.relative_gap)) {
+      gap_new_calls += n - seen_new;
+      gap_eigen_mallocs += e - seen_eigen;
+    }
+    seen_new = n;
+    seen_eigen = e;
+    new_calls = n - gap_new_calls;
+    eigen_mallocs = e - gap_eigen_mallocs;
     return false;
   }
+  long seen_new = 0, seen_eigen = 0;
   void end(const SolverInfo&) { alloc_probe::close_window(); }
 };
 
@@ -448,6 +460,10 @@ TEST_CASE("BlockCD epochs do not allocate", "[bcd]") {
     CHECK(result.info.epochs > 2);
     CHECK(window.new_calls == 0);
     CHECK(window.eigen_mallocs == 0);
+    if (!solver.options().fit_intercept) {  // the gap itself is allocation-free then
+      CHECK(window.gap_new_calls == 0);
+      CHECK(window.gap_eigen_mallocs == 0);
+    }
   };
   check(BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true}));
   check(BlockCD<Logistic, L1Linf, TsengYun>({}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true}));
@@ -475,6 +491,10 @@ TEST_CASE("BlockCD handles inert columns, W = 0 optima, budgets and bad options"
   CHECK(zero.info.status == Status::converged);
   CHECK(zero.info.epochs == 0);
   CHECK(zero.model.nnz_rows() == 0);
+  // The 0-epoch shortcut is taken only when the gap at the returned W = 0 certifies it.
+  GapWorkspace<double> work;
+  CHECK(duality_gap(SquaredHinge{}, L1L2{.lambda = 1.01 * lmax}, problem, zero.model, work).relative() <= 1e-6);
+  CHECK(zero.info.relative_gap <= 1e-6);
   const auto back = Solver({}, {.lambda = 1.01 * lmax}, {.tol = 1e-6}).fit(problem, start);
   CHECK(back.info.status == Status::converged);
   CHECK(back.model.nnz_rows() == 0);
@@ -484,13 +504,31 @@ TEST_CASE("BlockCD handles inert columns, W = 0 optima, budgets and bad options"
     CHECK(at_max.info.status == Status::converged);
     CHECK(at_max.info.epochs <= 1);
     CHECK(at_max.model.nnz_rows() == 0);
+    CHECK(at_max.info.relative_gap <= tol);
+    CHECK(duality_gap(SquaredHinge{}, L1L2{.lambda = lmax}, problem, at_max.model, work).relative() <= tol);
     const auto cst = BlockCD<SquaredHinge, L1L2, RichtarikTakac>({}, {.lambda = lmax}, {.tol = tol}).fit(problem);
     CHECK(cst.info.status == Status::converged);
     CHECK(cst.info.epochs <= 1);
     CHECK(cst.model.nnz_rows() == 0);
   }
 
-  // Budgets and a stopping callback.
+  // Ridge only (NoPenalty, μ > 0): W = 0 is not optimal and must not be returned as such
+  // (the infinite dual norm once made the stopping test vacuous: 0 epochs, W = 0).
+  for (const bool intercept : {false, true}) {
+    const auto ridge = BlockCD<Logistic, NoPenalty, TsengYun>({}, {.mu = 1e-3}, {.fit_intercept = intercept}).fit(problem);
+    CHECK(ridge.info.status == Status::converged);
+    CHECK(ridge.info.epochs > 0);
+    CHECK(ridge.model.nnz_rows() > 0);
+    CHECK(ridge.info.relative_gap <= 1e-3);
+    CHECK(duality_gap(Logistic{}, NoPenalty{.mu = 1e-3}, problem, ridge.model, work).relative() <= 1e-3);
+  }
+
+  // Budgets and a stopping callback; a budget's stop still reports its gap.
+  {
+    const auto capped = Solver({}, {.lambda = 1e-4}, {.tol = 1e-12, .max_epochs = 3}).fit(problem);
+    CHECK(capped.info.relative_gap > 0);
+    CHECK(std::isfinite(capped.info.duality_gap));
+  }
   CHECK(Solver({}, {.lambda = 1e-4}, {.tol = 1e-12, .max_epochs = 3}).fit(problem).info.status == Status::max_iter);
   struct StopAtTwo {
     bool end_epoch(const EpochReport& r) { return r.epoch == 2; }

@@ -33,8 +33,10 @@
 #include "../../loss/concepts.hpp"
 #include "../../model/linear_model.hpp"
 #include "../../penalty/concepts.hpp"
+#include "../duality_gap.hpp"
 #include "../objective.hpp"
 #include "../solver_base.hpp"
+#include "detail/certificate_schedule.hpp"
 #include "detail/loss_state.hpp"
 #include "richtarik_takac.hpp"
 #include "tseng_yun.hpp"
@@ -44,12 +46,10 @@ namespace sparsemc {
 /// Options of `BlockCD`. Every field has a default; `validate()` names a bad field.
 template <class StepRule>
 struct BlockCDOptions {
-  /// Stop when v_k ≤ tol · v_0 (eq. 10 made exact): v_k sums (TsengYun) or maxes
-  /// (RichtarikTakac) the exact violations dist(−G_j, λ∂R(W_j) + μW_j) of the blocks met in
-  /// epoch k, each at the moment of its update, and v_0 is the same quantity at W = 0, b = 0
-  /// (whatever the warm start), so that warm starts stop when they should. The sum's v_0
-  /// grows with the number of features: on text-sized data 1e-5 is the meaningful level (see
-  /// the class comment's calibration).
+  /// Stop (Status::converged) when the relative duality gap of (1) at the current iterate,
+  /// (F − D)/max(|F|, 10⁻¹²) (solver/duality_gap.hpp), is ≤ tol: the returned F is then within
+  /// a factor 1 + tol of the optimum. The cheap KKT measure of eq. (10) only decides when the
+  /// gap is evaluated (and stays in info.measure as a diagnostic).
   double tol = 1e-3;
   /// Epoch budget; an epoch is d (+1 with an intercept) block updates, fewer when shrinking.
   std::int64_t max_epochs = 1000;
@@ -62,14 +62,14 @@ struct BlockCDOptions {
   /// Print one progress line per epoch to std::cerr.
   bool verbose = false;
   /// Safe shrinking (§5.2.4; Yuan et al. 2010): skip zero rows whose violation is 0 with a
-  /// margin, R°(G_j) < λ − M/n (M the largest violation of the previous epoch); report
-  /// convergence only after an epoch over every block meets the tolerance.
+  /// margin, R°(G_j) < λ − M/n (M the largest violation of the previous epoch); the gap is
+  /// evaluated (and convergence reported) only after an epoch over every block.
   bool shrinking = true;
   /// Sequential strong rules on a path (`fit_path`; Tibshirani et al., "Strong rules for
   /// discarding predictors in lasso-type problems", JRSS B 74, 2012): at λ_k, a zero row j with
   /// R°(∇_j L(W(λ_{k−1}))) < 2λ_k − λ_{k−1} is left out until the kept rows meet the tolerance;
   /// then a full pass checks every row and any violator re-enters. Safe: convergence is only
-  /// reported after a full pass meets the tolerance, so the result is that of an unscreened solve.
+  /// reported after a full pass and a certifying gap, as for an unscreened solve.
   bool screening = true;
   /// Parameters of the step rule (σ, β, ε, … for TsengYun; none for RichtarikTakac).
   StepRule step_rule{};
@@ -109,21 +109,16 @@ struct BlockCDOptions {
 /// gradient, the curvature, each line-search trial (the objective difference of eq. 7 is summed
 /// over supp(x_j)) and the update. Nothing is allocated after the setup.
 ///
-/// **Stopping** (§4.5, made exact): for each block visited, v = `penalty.violation(W_j, G_j)`,
-/// the distance of −G_j to λ∂R(W_j) + μW_j (0 iff the block is optimal given the others; the
-/// paper's eq. 9 uses |‖G_j‖ − λ|, which vanishes at non-optimal points), and for the intercept
-/// ‖∇_b L‖₂. An epoch's measure (eq. 10) is their sum (TsengYun) or maximum (RichtarikTakac),
-/// divided by the same quantity at W = 0, b = 0 (computed at the start, whatever the warm
-/// start); the solve stops when it is ≤ tol. Violations below a rounding floor, 16ε times the
-/// largest gradient size max_j R°(G_j) at W = 0, count as 0: if the reference is
-/// under it (λ ≥ λ_max), W = 0 is optimal, a cold start returns it at once (0 epochs) and a
-/// warm start stops once its absolute measure is under the floor.
-/// Calibration: LIBLINEAR's `-s 5 -e 0.001` stops at about 5e-5 of this measure on dna (its
-/// criterion is scaled by min(#pos, #neg)/n per class); tol = 1e-5 reaches its objective.
-/// The sum's normaliser grows with d: on sector (d = 55,197; squared hinge + L1/L2, λ = 1e-4)
-/// nearly every row violates at W = 0, few do near the optimum, and the default 1e-3 stops
-/// after 4 epochs at F = 0.688 (optimum 0.4273); the measure is 7e-5 at F = 0.4461 and 1e-5
-/// at F = 0.4285 (0.3 % above the optimum). On wide data ask for tol = 1e-5 or less.
+/// **Stopping**: `converged` means the relative duality gap of (1) at the returned iterate is
+/// ≤ tol (solver/duality_gap.hpp, from the cached scores and the gradient candidate
+/// a_i = ∇ℓ(s_i)); info.duality_gap / relative_gap are recomputed at the returned model for
+/// every status. The cheap measure (§4.5, made exact) decides only when the gap is evaluated
+/// (detail/certificate_schedule.hpp, at full passes): for each block visited,
+/// v = `penalty.violation(W_j, G_j)`, the distance of −G_j to λ∂R(W_j) + μW_j, and for the
+/// intercept ‖∇_b L‖₂; an epoch's measure (eq. 10) is their sum (TsengYun) or maximum
+/// (RichtarikTakac) divided by the same quantity at W = 0, b = 0. A cold start whose measure
+/// at W = 0 is under the rounding floor (λ ≥ λ_max) returns W = 0 after 0 epochs only when the
+/// gap certifies it. Measurements: docs/bcd.md.
 ///
 /// **Shrinking** (§5.2.4, after Yuan et al. 2010): a zero row with R°(G_j) < λ − M/n (M the
 /// largest violation of the previous epoch) is dropped from the following epochs. When an epoch
@@ -132,16 +127,15 @@ struct BlockCDOptions {
 /// usual and measures every dropped row from the table of per-sample gradients
 /// D_i = (c_i/n)∇ℓ(s_i) (G_j = Σ_i x_ij D_i, one sparse × dense product: no curvature, no
 /// margins), putting back each row that violates; with RichtarikTakac every block is restored.
-/// Convergence is reported only after a full pass meets the tolerance, so a wrongly shrunk
-/// block is always found again (unlike a solver that declares convergence on its active set).
+/// The gap is evaluated only after a full pass, and it measures every block: a wrongly shrunk
+/// block cannot be reported converged.
 ///
 /// **Paths** (`fit_path`, solver/path.hpp): the grid is solved in one call, each λ warm-started
 /// from the previous solution, the W = 0 normalisers of every λ from one pass. With
 /// `screening`, the sequential strong rule (Tibshirani et al. 2012) starts λ_k on the rows
 /// j with W_j ≠ 0 or R°(∇_j L(W(λ_{k−1}))) ≥ 2λ_k − λ_{k−1} (R° = ‖·‖₂ for L1L2, ‖·‖_∞ for L1,
 /// ‖·‖₁ for L1Linf), taken from the last full pass at λ_{k−1}; the other rows wait for the
-/// check pass, which puts back any violator. The stopping test is the one of `fit`, so the
-/// screened path is the unscreened one to the tolerance.
+/// check pass, which puts back any violator. Every point is certified by its own gap, as `fit`.
 ///
 /// **Reproducibility**: the only randomness is the block order, drawn from `Rng(seed)` with
 /// sparsemc's own uniform draws and shuffle; a given seed reproduces the result bit for bit.
@@ -151,17 +145,17 @@ struct BlockCDOptions {
 ///
 /// The returned model has class labels 0..K−1 (the Problem carries class indices only), or the
 /// labels of the warm-start model. `info.objective` is F of (1) recomputed exactly at the
-/// returned model (objective.hpp); `info.measure` is the last epoch's relative measure.
+/// returned model; `info.measure` is the last epoch's relative KKT measure (a diagnostic).
 ///
 /// \code
 ///   #include <sparsemc/sparsemc.hpp>
 ///   using namespace sparsemc;
 ///   auto train = io::read_libsvm<double>("dna.scale");
-///   BlockCD<SquaredHinge, L1L2, TsengYun> solver({}, {.lambda = 1e-3}, {.tol = 1e-4});
+///   BlockCD<SquaredHinge, L1L2, TsengYun> solver({}, {.lambda = 1e-3});  // certified to 1e-3
 ///   Result<double> result = solver.fit(train.problem<Eigen::ColMajor>());
 ///   std::cout << result.info.objective << ' ' << result.model.nnz_rows() << '\n';
 ///   // a path step: warm start from the previous model at a smaller λ
-///   BlockCD<SquaredHinge, L1L2, TsengYun> next({}, {.lambda = 5e-4}, {.tol = 1e-4});
+///   BlockCD<SquaredHinge, L1L2, TsengYun> next({}, {.lambda = 5e-4});
 ///   auto refined = next.fit(train.problem<Eigen::ColMajor>(), result.model);
 /// \endcode
 template <class Loss, class Penalty, class StepRule = TsengYun>
@@ -281,10 +275,12 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
     // depends on. The intercept is a column of ones.
     std::vector<Scalar> column_sq(d, Scalar(0));
     std::size_t max_column = intercept ? n : 0;
+    double nnz_X = 0.0;  // the work of one gap evaluation is about nnz(X) + n touched entries
     const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
     for (std::size_t j = 0; j < d; ++j) {
       const auto col = X.outer(static_cast<Index>(j));
       max_column = std::max(max_column, col.size());
+      nnz_X += static_cast<double>(col.size());
       Scalar sum = 0;
       for (auto [i, x] : col) sum += problem.weight(i) * x * x;
       column_sq[j] = sum * inv_n;
@@ -329,7 +325,9 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
     for (std::size_t j = 0; j < d; ++j) {
       state.template gradient<false>(X.outer(static_cast<Index>(j)), G.data(), H.data());
       const auto size = static_cast<double>(penalty.dual_norm(cspan_of(G)));
-      gradient_max = std::max(gradient_max, size);
+      // A penalty without a dual norm (NoPenalty: R° = +∞ off 0) sizes the floor by ‖G_j‖₁
+      // (≥ every R° the penalties use): an infinite floor would make every test vacuous.
+      gradient_max = std::max(gradient_max, std::isfinite(size) ? size : static_cast<double>(G.head(K).template lpNorm<1>()));
       if (initial == nullptr) row_dual[j] = size;  // the strong rule's gradients at W = 0
       for (std::size_t k = 0; k < n_lambdas; ++k) {
         if (n_lambdas > 1 && !(size > lambdas[k])) continue;
@@ -349,10 +347,7 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
     std::iota(labels.begin(), labels.end(), Label{0});
     double bias = -1.0;
     if (initial != nullptr) {
-      if (initial->n_features() != static_cast<std::int64_t>(d) || initial->n_classes() != K)
-        throw std::invalid_argument("BlockCD::fit: the initial model is " + std::to_string(initial->n_features()) +
-                                    " × " + std::to_string(initial->n_classes()) + " but the problem is " +
-                                    std::to_string(d) + " × " + std::to_string(K));
+      detail::check_warm_start("BlockCD", *initial, static_cast<std::int64_t>(d), static_cast<std::int64_t>(K));
       initial->copy_to(W);
       if (intercept && initial->has_intercept()) b = initial->intercept();
       labels = initial->labels();
@@ -561,6 +556,21 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
       }
       return active.size() - before;
     };
+    // The certificate (solver/duality_gap.hpp) at the cached scores, with the cached penalty
+    // part: one O(nnz(X)·K) pass. Its work space is sized here, so epochs stay allocation-free.
+    GapWorkspace<Scalar> gap_work;
+    gap_work.A.resize(static_cast<Eigen::Index>(n), K);
+    gap_work.weighted.resize(static_cast<Eigen::Index>(n), K);
+    gap_work.G.resize(static_cast<Eigen::Index>(d), K);
+    gap_work.row.resize(K);
+    const double gap_cost = nnz_X + static_cast<double>(n);
+    auto certificate_now = [&] {
+      const double penalty_part = std::accumulate(row_penalty.begin(), row_penalty.end(), 0.0);
+      return duality_gap_at_scores(loss_, penalty, problem, ClassMatrixRef<Scalar>(state.scores_matrix()), penalty_part,
+                                   intercept, gap_work);
+    };
+    auto certifies = [&](const DualityGap& g) { return g.relative() <= options_.tol; };
+
     Rng rng(options_.seed);
     std::vector<std::size_t> active;
     active.reserve(blocks);
@@ -573,20 +583,24 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
         row_penalty[j] = is_zero(row_of(j)) ? 0.0 : static_cast<double>(penalty.value(std::span<const Scalar>(row_of(j))));
       const double reference = StepRule::random_blocks ? reference_max[point] : reference_sum[point];
       const double scale = reference > noise_floor ? reference : 1.0;
-      // The solve stops when the relative measure is ≤ tol_rel: tol·v_0, or the floor.
-      const double tol_rel = std::max(options_.tol * reference, noise_floor) / scale;
+      // The cheap measure first asks for the gap at tol·v_0 (or the floor), the old stop.
+      detail::CertificateSchedule schedule(std::max(options_.tol * reference, noise_floor) / scale, gap_cost);
       const bool from_zero = point == 0 && initial == nullptr;
 
       Status status = Status::max_iter;
       std::int64_t epoch = 0;
       double measure = std::numeric_limits<double>::quiet_NaN();
       double F = objective_now();
+      bool run_epochs = true;
       if (!std::isfinite(F) || !std::isfinite(reference)) {
         status = Status::numerical_issue;
-      } else if (reference <= noise_floor && from_zero) {
-        status = Status::converged;  // W = 0, b = 0 satisfies the optimality conditions
+        run_epochs = false;
+      } else if (reference <= noise_floor && from_zero && certifies(certificate_now())) {
+        status = Status::converged;  // W = 0, b = 0 is certified optimal by the gap
         measure = 0.0;
-      } else {
+        run_epochs = false;
+      }
+      if (run_epochs) {
         notify_begin(callbacks...);
         // The blocks of the first epoch: all, or on a path the sequential strong rule's set
         // {j : W_j ≠ 0 or R°(G_j(W(λ_{k−1}))) ≥ 2λ_k − λ_{k−1}} and the intercept.
@@ -596,7 +610,7 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
         for (std::size_t j = 0; j < blocks; ++j)
           if (!screen || j == d || !is_zero(row_of(j)) || !(row_dual[j] < strong)) active.push_back(j);
         // Until a full pass has been made, a shrunk (screened) set is re-checked only once it
-        // meets the tolerance itself: the strong rule is seldom wrong.
+        // meets the trigger itself: the strong rule is seldom wrong.
         double last_full_measure = active.size() == blocks ? std::numeric_limits<double>::infinity() : 0.0;
         // No shrinking in the first epoch, except after a screened start, where the last margin
         // of the previous λ is kept (the strong set is mostly the previous solution).
@@ -612,9 +626,10 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
               for (const std::size_t block : active) inside[block] = 1;
             }
           }
-          double v_sum = 0.0, v_max = 0.0;
+          double v_sum = 0.0, v_max = 0.0, work = 0.0;
           auto visit = [&](std::size_t block) {
             const Visit out = block == d ? visit_intercept() : visit_row(block);
+            work += static_cast<double>(block == d ? n : X.outer(static_cast<Index>(block)).size());
             v_sum += out.violation;
             v_max = std::max(v_max, out.violation);
             return out.shrink;
@@ -637,40 +652,48 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
               if (!visit(block)) active[kept++] = block;
             }
             active.resize(kept);
-            if (checking) check_outside(v_sum, v_max, active);
+            if (checking) {
+              check_outside(v_sum, v_max, active);
+              work += gap_cost;  // the table of per-sample gradients and the outside rows
+            }
           }
+          schedule.add_work(work);
           checking = false;
           gradient_first = false;
           measure = (StepRule::random_blocks ? v_max : v_sum) / scale;
+          // The certificate, when the schedule asks for it (full passes only).
+          const bool gap_due = full_pass && schedule.due(measure);
           if constexpr (StepRule::random_blocks) {
-            // Random draws leave about a third of the blocks unvisited in an epoch: before
-            // claiming convergence, measure every block's violation at the current W exactly.
-            if (measure <= tol_rel && full_pass) measure = exact_measure() / scale;
+            // Random draws leave about a third of the blocks unvisited in an epoch: the
+            // measure of a certified epoch is every block's violation at the current W.
+            if (gap_due && measure <= schedule.trigger()) measure = exact_measure() / scale;
           }
           F = objective_now();
-
-          const EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
+          bool certified = false;
+          EpochReport report{epoch, F, measure, nnz_rows, clock.seconds()};
+          if (gap_due) {
+            const DualityGap gap = certificate_now();
+            certified = certifies(gap);
+            report.relative_gap = gap.relative();
+            schedule.evaluated(measure, certified);
+          }
           if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
           const bool stop = notify_end_epoch(report, make_model, callbacks...);
-          if (!std::isfinite(F) || !std::isfinite(measure)) {
-            status = Status::numerical_issue;
-            break;
-          }
+          const auto verdict = detail::epoch_verdict(options_, std::isfinite(F) && std::isfinite(measure), certified,
+                                                     stop, report.seconds);
           if (full_pass) last_full_measure = measure;
-          if (measure <= tol_rel && full_pass) {
-            status = Status::converged;
-            break;
-          }
-          if (stop) {
-            status = Status::stopped_by_callback;
-            break;
-          }
-          if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
-            status = Status::time_limit;
+          if (verdict) {
+            status = *verdict;
             break;
           }
           margin = v_max / static_cast<double>(n);
-          if (!full_pass && measure <= std::max(tol_rel, recheck_factor * last_full_measure)) {
+          // A shrunk set is re-checked by a full pass once its measure meets the trigger (while
+          // the last full pass did not), has fallen tenfold below the last full pass's, or the
+          // certificate is due (which only a full pass can give).
+          const double trigger = schedule.trigger();
+          const double recheck = last_full_measure > trigger ? std::max(trigger, recheck_factor * last_full_measure)
+                                                             : recheck_factor * last_full_measure;
+          if (!full_pass && (measure <= recheck || schedule.due(measure))) {
             // The next epoch is a full pass, which alone can converge: a check pass (cyclic
             // rule) or a visit of every block restored (random rule).
             if constexpr (table_check) {
@@ -684,25 +707,21 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
         }
       }
 
-      Result<Scalar> result{make_model(), {}};
-      auto& provenance = result.model.provenance();
-      provenance.loss = std::string(Loss::name);
-      provenance.penalty = std::string(Penalty::name);
-      provenance.solver = std::string(name);
-      provenance.lambda = static_cast<double>(penalty.lambda);
-      provenance.mu = static_cast<double>(penalty.mu);
-      provenance.status = std::string(to_string(status));
-      provenance.bias = bias;
-      auto& info = result.info;
+      // The certificate at the returned model, from scores recomputed exactly (for every status).
+      LinearModel<Scalar> model = make_model();
+      const DualityGap certificate =
+          status == Status::numerical_issue ? DualityGap{F, std::numeric_limits<double>::quiet_NaN()}
+                                            : duality_gap(loss_, penalty, problem, model, gap_work);
+      SolverInfo info;
       info.status = status;
       info.epochs = epoch;
-      info.objective = status == Status::numerical_issue ? F : objective(loss_, penalty, problem, result.model).total();
+      info.objective = F;
       info.measure_name = "kkt_violation";
       info.measure = measure;
-      info.nnz = result.model.nnz();
-      info.nnz_rows = result.model.nnz_rows();
       info.seconds = clock.seconds();
-      notify_end(info, callbacks...);
+      Result<Scalar> result =
+          detail::finish_result<Loss>(std::move(model), name, penalty, bias, certificate, std::move(info));
+      notify_end(result.info, callbacks...);
       out.push_back(std::move(result));
       if (status == Status::numerical_issue) break;
     }

@@ -80,6 +80,15 @@ class ScoreCache {
   [[nodiscard]] const Scalar* row(std::size_t i) const noexcept { return S_.data() + i * stride_; }
   [[nodiscard]] Scalar* row(std::size_t i) noexcept { return S_.data() + i * stride_; }
 
+  /// The cached scores as an n × K row-major matrix (rows `stride()` apart; the padding is
+  /// not part of it): what the duality gap of (1) reads (solver/duality_gap.hpp).
+  [[nodiscard]] Eigen::Map<const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
+                           Eigen::OuterStride<>>
+  scores_matrix() const noexcept {
+    return {S_.data(), static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(K_),
+            Eigen::OuterStride<>(static_cast<Eigen::Index>(stride_))};
+  }
+
   /// S = XW + 1bᵀ for a row-major d × K matrix W (only its nonzero rows are read) and b
   /// (null for b = 0).
   void set_scores(const CscView<Scalar, Index>& X, const Scalar* W, const Scalar* b) {

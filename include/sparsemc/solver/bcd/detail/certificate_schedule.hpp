@@ -1,0 +1,64 @@
+#pragma once
+/// \file certificate_schedule.hpp
+/// When BlockCD evaluates the duality gap of (1) (solver/duality_gap.hpp), the certificate that
+/// alone decides `converged`. Only at the end of a full pass (every block measured), and
+///
+///   - the first time the cheap measure (the relative KKT violation of eq. 10) meets the
+///     trigger, which starts at the old stopping level tol·v_0 and is tightened to a quarter of
+///     the measure each time the gap refuses to certify (GapSchedule's rule);
+///   - afterwards only once the work done since the last evaluation is at least `spacing`
+///     gap evaluations' worth, so that the gap's share of the solve stays small whatever the
+///     measure does (work is counted in touched nonzeros of X, deterministic: no clock);
+///   - and, whatever the measure, once that work has doubled the work done before the last
+///     evaluation (at least `fallback_spacing` evaluations' worth): a misleading measure
+///     delays the certificate by a bounded factor, at O(log work) evaluations.
+
+#include <algorithm>
+#include <cstdint>
+
+namespace sparsemc::detail {
+
+class CertificateSchedule {
+ public:
+  /// Work between two evaluations, in evaluations' worth (one gap ≈ one pass over nnz(X); one
+  /// block visit touches its column about three times: gradient, trial, commit), so the gap
+  /// takes about 1/(1 + 3·2) ≈ 15 % of the solve at most.
+  static constexpr double spacing = 2.0;
+  /// The smallest spacing of the measure-independent evaluations.
+  static constexpr double fallback_spacing = 16.0;
+  /// The trigger after a refused certificate, as a fraction of the measure that triggered it.
+  static constexpr double tighten = 0.25;
+
+  /// `trigger` on the measure's (relative) scale; `gap_cost` the work of one evaluation.
+  CertificateSchedule(double trigger, double gap_cost) noexcept : trigger_(trigger), gap_cost_(gap_cost) {}
+
+  [[nodiscard]] double trigger() const noexcept { return trigger_; }
+  [[nodiscard]] std::int64_t evaluations() const noexcept { return evaluations_; }
+
+  /// Counts work done by the solver (touched nonzeros).
+  void add_work(double work) noexcept { since_ += work; }
+
+  /// Whether the gap is due at the end of a full pass whose measure is `measure`.
+  [[nodiscard]] bool due(double measure) const noexcept {
+    if (evaluations_ == 0) return measure <= trigger_ || since_ >= fallback_spacing * gap_cost_;
+    if (since_ < spacing * gap_cost_) return false;
+    return measure <= trigger_ || since_ >= std::max(fallback_spacing * gap_cost_, before_);
+  }
+
+  /// Records an evaluation at a full pass of measure `measure` that did (not) certify.
+  void evaluated(double measure, bool certified) noexcept {
+    if (!certified && measure <= trigger_) trigger_ = tighten * measure;
+    before_ += since_;
+    since_ = 0.0;
+    ++evaluations_;
+  }
+
+ private:
+  double trigger_;
+  double gap_cost_;
+  double since_ = 0.0;   ///< work since the last evaluation
+  double before_ = 0.0;  ///< work before the last evaluation
+  std::int64_t evaluations_ = 0;
+};
+
+}  // namespace sparsemc::detail
