@@ -15,7 +15,8 @@
 /// one cold solve at λ_min.
 ///
 /// A solver with `fit_path(problem, lambdas)` returning one Result per λ (BlockCD) solves the
-/// whole grid in one call, with the options of `make_solver(λ_0)`.
+/// whole grid in one call, with the options of `make_solver(λ_0)`; every point is certified by its
+/// own duality gap (BlockCD: relative gap ≤ tol).
 /// Any other solver works that is built by a factory from λ and has the shape of the sparsemc solvers:
 /// `fit(problem)` and `fit(problem, initial_model)` returning `Result<Scalar>`. To compute
 /// λ_max the solver must also expose `loss()` and `penalty()` (and `options().fit_intercept`
@@ -27,7 +28,7 @@
 ///   auto test = io::read_libsvm<double>("dna.scale.t", {.n_features = train.n_features(),
 ///                                                       .labels = train.encoder()});
 ///   auto make = [](double lambda) {
-///     return BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = lambda}, {.tol = 1e-4});
+///     return BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = lambda});  // each point certified
 ///   };
 ///   auto path = regularization_path(train.problem<Eigen::ColMajor>(), make,
 ///                                   PathOptions{.n_lambdas = 20, .ratio = 1e-2},
