@@ -13,6 +13,8 @@
 ///     μ > 0:  Ω*(−G) = Σ_j dist(G_j, λB°)² / (2μ)                                            (G1)
 ///     μ = 0:  Ω*(−G) = 0 if max_j R°(G_j) ≤ λ (else +∞): A is rescaled by
 ///             θ = min(1, λ / max_j R°(G_j)) ∈ [0, 1], which keeps ℓ* finite           (G2)
+///             (per class when the problem separates over classes: one-vs-rest or least
+///             squares with L1 or no penalty)
 ///
 /// A penalty without a dual norm (NoPenalty: R° = +∞ off 0) and μ = 0 gives θ = 0 and the gap
 /// F − D(0) = F: the unregularised problem has no finite certificate (it may have no minimiser).
@@ -46,7 +48,6 @@
 ///   std::printf("F = %g, F - F* <= %g (%g relative)\n", g.primal, g.gap(), g.relative());
 /// \endcode
 
-#include <Eigen/Cholesky>
 #include <Eigen/Core>
 
 #include <algorithm>
@@ -88,78 +89,12 @@ struct DualityGap {
   [[nodiscard]] double relative() const noexcept { return sparsemc::relative_gap(primal, dual); }
 };
 
-/// Dual extrapolation (Massias, Gramfort & Salmon 2018, "Celer", §3, eq. 9), adapted to score
-/// space: near the optimum a coordinate-descent solver's scores follow a linear recursion
-/// S_{t+1} − S* ≈ T(S_t − S*), so from the last `depth` + 1 recorded scores H_0 … H_depth and their
-/// differences U = [H_1 − H_0, …, H_depth − H_{depth−1}], the combination
-///     S_acc = Σ_k c_k H_k,   c = z / Σz,   (UᵀU) z = 1          (Anderson extrapolation)
-/// estimates S* far better than the last iterate. Its gradient candidate ∇ℓ(S_acc) is feasible
-/// for every loss (a gradient always is), so D at it is a lower bound whatever the quality of the
-/// extrapolation; the certificate takes the larger dual value, and — for the same (λ, μ) — the
-/// best dual value met so far. The gradient candidate's gap is first order in the primal error
-/// (F − F* is second order), so without this a certificate lags F by many epochs on wide data.
-template <RealScalar Scalar>
-struct DualExtrapolation {
-  /// Number of differences in the extrapolation (Celer's K = 5).
-  static constexpr int depth = 5;
-  /// Recorded only while depth + 1 score matrices fit in this many entries (8 × 2²⁰: 64 MB in double).
-  static constexpr Eigen::Index max_entries = Eigen::Index(8) << 20;
-
-  bool enabled = false;                  ///< set by the solver: record and extrapolate
-  std::vector<ClassMatrix<Scalar>> ring;  ///< the last depth + 1 recorded scores
-  int recorded = 0;                      ///< scores recorded in all (ring position = recorded mod size)
-  ClassMatrix<Scalar> extrapolated;      ///< S_acc
-  double best_dual = -std::numeric_limits<double>::infinity();  ///< for (best_lambda, best_mu)
-  double best_lambda = std::numeric_limits<double>::quiet_NaN(), best_mu = best_lambda;
-
-  /// Records the scores of an epoch (a copy: O(nK)).
-  void record(ClassMatrixRef<Scalar> S) {
-    if (!enabled || S.size() * (depth + 1) > max_entries) return;
-    ring.resize(depth + 1);
-    ring[static_cast<std::size_t>(recorded % (depth + 1))] = S;
-    ++recorded;
-  }
-
-  /// S_acc from the last depth + 1 records; false when there are too few or UᵀU is singular.
-  bool extrapolate() {
-    if (recorded < depth + 1) return false;
-    const auto at = [&](int k) -> const ClassMatrix<Scalar>& {  // H_k, k = 0 the oldest
-      return ring[static_cast<std::size_t>((recorded + k) % (depth + 1))];
-    };
-    Eigen::Matrix<double, depth, depth> gram;  // UᵀU, summed without forming U
-    for (int a = 0; a < depth; ++a)
-      for (int b = 0; b <= a; ++b)
-        gram(a, b) = gram(b, a) = static_cast<double>((at(a + 1) - at(a)).cwiseProduct(at(b + 1) - at(b)).sum());
-    const Eigen::LDLT<Eigen::Matrix<double, depth, depth>> ldlt(gram);
-    if (ldlt.info() != Eigen::Success || !(gram.trace() > 0.0)) return false;
-    const Eigen::Matrix<double, depth, 1> z = ldlt.solve(Eigen::Matrix<double, depth, 1>::Ones());
-    const double total = z.sum();
-    if (!std::isfinite(total) || total == 0.0) return false;
-    extrapolated.setZero(at(0).rows(), at(0).cols());
-    for (int k = 0; k < depth; ++k) extrapolated += static_cast<Scalar>(z[k] / total) * at(k + 1);
-    return extrapolated.allFinite();
-  }
-
-  /// max(dual, best so far) for penalty weights (λ, μ); a new (λ, μ) starts afresh.
-  double keep_best(double dual, double lambda, double mu) {
-    if (!(lambda == best_lambda && mu == best_mu)) {
-      best_dual = -std::numeric_limits<double>::infinity();
-      best_lambda = lambda;
-      best_mu = mu;
-    }
-    if (dual > best_dual) best_dual = dual;
-    return best_dual;
-  }
-};
-
 /// Work space of the gap: the scores S, the dual vectors A (n × K), the weighted D̃ and
-/// G = XᵀD̃ (d × K), a K-row buffer, and the solver's opt-in dual extrapolation. Reused between
-/// calls.
+/// G = XᵀD̃ (d × K), a K-row buffer. Reused between calls.
 template <RealScalar Scalar>
 struct GapWorkspace {
   ClassMatrix<Scalar> S, A, weighted, G;
   ClassVector<Scalar> row;
-  DualExtrapolation<Scalar> extrapolation;
 };
 
 namespace detail {
@@ -257,7 +192,9 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Sc
   work.row.setZero(K);
   const std::span<const Scalar> zero(work.row.data(), static_cast<std::size_t>(K));
   const double mu = static_cast<double>(penalty.mu);
-  double theta = 1.0, penalty_conjugate = 0.0;
+  double penalty_conjugate = 0.0;
+  // θ per class (all equal unless the problem separates over classes, see below).
+  Eigen::VectorXd theta = Eigen::VectorXd::Ones(K);
   if (mu > 0.0) {
     for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
       const auto distance = static_cast<double>(penalty.violation(zero, detail::const_row_span(work.G, j)));
@@ -265,22 +202,41 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Sc
     }
     penalty_conjugate /= 2.0 * mu;
   } else {
-    double dual_norm = 0.0;
-    for (Eigen::Index j = 0; j < work.G.rows(); ++j)
-      dual_norm = std::max(dual_norm, static_cast<double>(penalty.dual_norm(detail::const_row_span(work.G, j))));
+    // (G2). When both the loss's dual domain and the penalty's dual constraint separate over
+    // classes (one-vs-rest or least squares with L1 or no penalty: |G_jk| ≤ λ entry by entry,
+    // dom ℓ* a product over classes), each class is rescaled by its own
+    // θ_k = min(1, λ / max_j R°(G_jk)) — one slow class no longer holds back the others.
+    constexpr bool per_class = EntrywisePenalty<Penalty, Scalar> &&
+                               (Loss::dual_domain == DualDomain::signed_per_class ||
+                                Loss::dual_domain == DualDomain::whole_space);
+    Eigen::VectorXd dual_norm = Eigen::VectorXd::Zero(K);
+    for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
+      if constexpr (per_class) {
+        for (Eigen::Index k = 0; k < K; ++k)
+          dual_norm[k] = std::max(dual_norm[k], static_cast<double>(penalty.dual_norm(
+                                                    std::span<const Scalar>(&work.G(j, k), 1))));
+      } else {
+        dual_norm[0] = std::max(dual_norm[0],
+                                static_cast<double>(penalty.dual_norm(detail::const_row_span(work.G, j))));
+      }
+    }
+    if constexpr (!per_class) dual_norm.setConstant(dual_norm[0]);
     const double lambda = static_cast<double>(penalty.lambda);
-    if (dual_norm > lambda) theta = std::isinf(dual_norm) ? 0.0 : lambda / dual_norm;
-    if (theta < 1.0) work.G *= static_cast<Scalar>(theta);
+    for (Eigen::Index k = 0; k < K; ++k)
+      if (dual_norm[k] > lambda) theta[k] = std::isinf(dual_norm[k]) ? 0.0 : lambda / dual_norm[k];
+    if ((theta.array() < 1.0).any()) work.G *= theta.template cast<Scalar>().asDiagonal();
   }
 
-  // −(1/n) Σ_i c_i ℓ*(θ a_i, y_i).
+  // −(1/n) Σ_i c_i ℓ*(θ ⊙ a_i, y_i).
+  const bool scaled = (theta.array() < 1.0).any();
+  const ClassVector<Scalar> theta_scalar = theta.template cast<Scalar>();
   double conjugates = 0.0;
   for (Index i = 0; i < n; ++i) {
     const Scalar c = problem.weight(i);
     if (c == Scalar(0)) continue;
     std::span<const Scalar> a = detail::const_row_span(A, i);
-    if (theta < 1.0) {
-      work.row = static_cast<Scalar>(theta) * A.row(i).transpose();
+    if (scaled) {
+      work.row = theta_scalar.cwiseProduct(A.row(i).transpose());
       a = std::span<const Scalar>(work.row.data(), static_cast<std::size_t>(K));
     }
     conjugates += static_cast<double>(c) * loss.conjugate(a, problem.y[static_cast<std::size_t>(i)]);
@@ -288,9 +244,6 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Sc
   return -conjugates * inv_n - penalty_conjugate;
 }
 
-/// The gap at scores S = XW + 1bᵀ that the caller has (a solver's cached scores), with the
-/// penalty part Σ_j P(W_j:) of F; the candidate a_i = ∇ℓ(s_i) (or a subgradient), made
-/// feasible for the intercept when `fit_intercept`.
 namespace detail {
 
 /// Writes the candidate a_i ∈ ∂ℓ(s_i) of every sample into A; returns (1/n) Σ_i c_i ℓ(s_i).
@@ -317,9 +270,7 @@ double gradient_candidate(const Loss& loss, const Problem<Scalar, Index, Order>&
 
 /// The gap at scores S = XW + 1bᵀ that the caller has (a solver's cached scores), with the
 /// penalty part Σ_j P(W_j:) of F; the candidate a_i = ∇ℓ(s_i) (or a subgradient), made
-/// feasible for the intercept when `fit_intercept`. With `work.extrapolation.enabled`, S is
-/// recorded, and the dual value is the best of this candidate, the extrapolated one
-/// (DualExtrapolation) and the best met before for the same (λ, μ).
+/// feasible for the intercept when `fit_intercept`.
 template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
   requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
 DualityGap duality_gap_at_scores(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
@@ -329,15 +280,6 @@ DualityGap duality_gap_at_scores(const Loss& loss, const Penalty& penalty, const
   out.primal = detail::gradient_candidate(loss, problem, S, work.A) + penalty_part;
   if (fit_intercept) detail::correct_for_intercept<Loss>(problem, work.A);
   out.dual = dual_objective(loss, penalty, problem, work.A, work);
-  auto& extrapolation = work.extrapolation;
-  if (!extrapolation.enabled) return out;
-  extrapolation.record(S);
-  if (extrapolation.extrapolate()) {
-    detail::gradient_candidate(loss, problem, extrapolation.extrapolated, work.A);
-    if (fit_intercept) detail::correct_for_intercept<Loss>(problem, work.A);
-    out.dual = std::max(out.dual, dual_objective(loss, penalty, problem, work.A, work));
-  }
-  out.dual = extrapolation.keep_best(out.dual, static_cast<double>(penalty.lambda), static_cast<double>(penalty.mu));
   return out;
 }
 
