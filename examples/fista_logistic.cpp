@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
                 static_cast<long long>(train.n_features()), train.n_classes());
     std::printf("lambda %.4g  status %s  iterations %lld  objective %.10g\n", lambda,
                 std::string(to_string(info.status)).c_str(), static_cast<long long>(info.epochs), info.objective);
-    std::printf("%s %.2e  nonzero feature rows %lld of %lld  time %.3f s\n", info.measure_name.c_str(), info.measure,
+    std::printf("relative duality gap %.2e  nonzero feature rows %lld of %lld  time %.3f s\n", info.relative_gap,
                 static_cast<long long>(info.nnz_rows), static_cast<long long>(train.n_features()), info.seconds);
 
     if (!test_path.empty()) {
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < predicted.size(); ++i) correct += predicted[i] == test.labels().view().single(i);
       std::printf("test accuracy %.4f on %zu samples\n", static_cast<double>(correct) / predicted.size(), predicted.size());
     }
-    return info.status == Status::numerical_issue ? 3 : 0;
+    return info.status == Status::converged ? 0 : info.status == Status::numerical_issue ? 3 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
               static_cast<long long>(train.n_features()), train.n_classes(), C, lambda_pd);
   std::printf("status %s after %lld epochs, %.2f s: objective %.6g, relative duality gap %.3g\n",
               std::string(sparsemc::to_string(info.status)).c_str(), static_cast<long long>(info.epochs),
-              info.seconds, info.objective, info.measure);
+              info.seconds, info.objective, info.relative_gap);
   std::printf("nonzero weights %zu of d*K = %.3g (%.4f%%), nonzero dual variables %zu of n*K = %.3g\n",
               solution.weight.size(), static_cast<double>(train.n_features()) * train.n_classes(),
               100.0 * static_cast<double>(solution.weight.size()) /
@@ -93,5 +93,5 @@ int main(int argc, char** argv) {
                 early.best_score(), static_cast<long long>(early.best_report().epoch),
                 static_cast<long long>(best.model.nnz()));
   }
-  return info.status == sparsemc::Status::numerical_issue ? 3 : 0;
+  return info.status == sparsemc::Status::converged ? 0 : info.status == sparsemc::Status::numerical_issue ? 3 : 1;
 }

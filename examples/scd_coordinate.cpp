@@ -26,8 +26,9 @@ int main(int argc, char** argv) {
   const double lambda = 1.0 / static_cast<double>(train.n_samples());
   SCD<OvrSquaredHinge, L1, Adaptive> scd_ls({}, {.lambda = lambda}, {.tol = 1e-5, .seed = 1});
   const Result<double> fit = scd_ls.fit(problem);
-  std::printf("scd-ls   : F = %.8f, %s after %lld epochs (KKT %.1e), %lld nonzero rows, %.3f s\n", fit.info.objective,
-              std::string(to_string(fit.info.status)).c_str(), static_cast<long long>(fit.info.epochs), fit.info.measure,
+  std::printf("scd-ls   : F = %.8f, %s after %lld epochs (relative gap %.1e), %lld nonzero rows, %.3f s\n",
+              fit.info.objective, std::string(to_string(fit.info.status)).c_str(),
+              static_cast<long long>(fit.info.epochs), fit.info.relative_gap,
               static_cast<long long>(fit.info.nnz_rows), fit.info.seconds);
   std::printf("           test accuracy %.4f\n", metrics::accuracy(fit.model.predict_classes(test.csr()), test.labels().view()));
 
@@ -40,5 +41,10 @@ int main(int argc, char** argv) {
     if (e.epoch == 1 || e.epoch == 10 || e.epoch == 100 || e.epoch == averaged.info.epochs)
       std::printf("scd-rda  : epoch %4lld  F(averaged iterate) = %.6f\n", static_cast<long long>(e.epoch), e.objective);
   std::printf("           test accuracy %.4f\n", metrics::accuracy(averaged.model.predict_classes(test.csr()), test.labels().view()));
-  return 0;
+  // The subgradient dual point of the Crammer–Singer hinge is valid but not tight: RDA ends at
+  // its epoch budget with an honest, loose certificate. Only the smooth fit must be certified.
+  std::printf("           %s, duality gap %.3g (relative %.3g): an upper bound on F - F*\n",
+              std::string(to_string(averaged.info.status)).c_str(), averaged.info.duality_gap,
+              averaged.info.relative_gap);
+  return fit.info.status == Status::converged ? 0 : 1;
 }
