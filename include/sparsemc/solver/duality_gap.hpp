@@ -90,11 +90,28 @@ struct DualityGap {
 };
 
 /// Work space of the gap: the scores S, the dual vectors A (n × K), the weighted D̃ and
-/// G = XᵀD̃ (d × K), a K-row buffer. Reused between calls.
+/// G = XᵀD̃ (d × K), a K-row buffer and per-class sums and scales. Reused between calls: once
+/// it has its shapes, an evaluation allocates nothing.
 template <RealScalar Scalar>
 struct GapWorkspace {
   ClassMatrix<Scalar> S, A, weighted, G;
   ClassVector<Scalar> row;
+  Eigen::VectorXd class_sum, class_other;          ///< per-class sums, in double
+  ClassVector<Scalar> class_scale, class_scale_other;  ///< per-class factors
+
+  /// Sizes every buffer for n samples, d features and K classes (what a solver does once in its
+  /// setup, so that its epochs stay allocation-free); S only when the caller has no scores.
+  void reserve(Eigen::Index n, Eigen::Index d, Eigen::Index K, bool with_scores) {
+    if (with_scores) S.resize(n, K);
+    A.resize(n, K);
+    weighted.resize(n, K);
+    G.resize(d, K);
+    row.resize(K);
+    class_sum.resize(K);
+    class_other.resize(K);
+    class_scale.resize(K);
+    class_scale_other.resize(K);
+  }
 };
 
 namespace detail {
@@ -110,10 +127,12 @@ bool carries_dual(const Problem<Scalar, Index, Order>& problem, Index i) {
 
 /// Makes A satisfy Σ_i c_i a_i = 0 inside dom ℓ* (the three rules of the file comment).
 template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
-void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMatrix<Scalar>& A) {
+void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMatrix<Scalar>& A,
+                           GapWorkspace<Scalar>& work) {
   const Index n = problem.n_samples();
   const Eigen::Index K = A.cols();
-  Eigen::VectorXd sum = Eigen::VectorXd::Zero(K);  // ḡ = Σ c_i a_i
+  Eigen::VectorXd& sum = work.class_sum;  // ḡ = Σ c_i a_i
+  sum.setZero(K);
   double C = 0.0;                                  // Σ c_i
   for (Index i = 0; i < n; ++i) {
     if (!carries_dual<Loss>(problem, i)) continue;
@@ -123,18 +142,23 @@ void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMa
   }
   if (C == 0.0) return;
   if constexpr (Loss::dual_domain == DualDomain::whole_space) {
-    const ClassVector<Scalar> mean = (sum / C).template cast<Scalar>();
+    ClassVector<Scalar>& mean = work.class_scale;
+    mean = (sum / C).template cast<Scalar>();
     for (Index i = 0; i < n; ++i)
       if (carries_dual<Loss>(problem, i)) A.row(i) -= mean.transpose();
   } else if constexpr (Loss::dual_domain == DualDomain::signed_per_class) {
     // Per class: the positive entries' weighted mass P and the negative entries' N (sum = P − N).
-    Eigen::VectorXd positive = Eigen::VectorXd::Zero(K);
+    Eigen::VectorXd& positive = work.class_other;
+    positive.setZero(K);
     for (Index i = 0; i < n; ++i) {
       if (!carries_dual<Loss>(problem, i)) continue;
       const double c = static_cast<double>(problem.weight(i));
       for (Eigen::Index k = 0; k < K; ++k) positive[k] += c * std::max(0.0, static_cast<double>(A(i, k)));
     }
-    ClassVector<Scalar> scale_positive(K), scale_negative(K);
+    ClassVector<Scalar>& scale_positive = work.class_scale;
+    ClassVector<Scalar>& scale_negative = work.class_scale_other;
+    scale_positive.resize(K);
+    scale_negative.resize(K);
     for (Eigen::Index k = 0; k < K; ++k) {
       const double P = positive[k], N = P - sum[k];
       scale_positive[k] = static_cast<Scalar>(P > N ? N / P : 1.0);
@@ -144,7 +168,8 @@ void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMa
       for (Eigen::Index k = 0; k < K; ++k) A(i, k) *= A(i, k) > Scalar(0) ? scale_positive[k] : scale_negative[k];
   } else {
     // Mixing with q − t_i; π = Σ c_i t_i.
-    Eigen::VectorXd pi = Eigen::VectorXd::Zero(K);
+    Eigen::VectorXd& pi = work.class_other;
+    pi.setZero(K);
     for (Index i = 0; i < n; ++i) {
       if (!carries_dual<Loss>(problem, i)) continue;
       const auto y = problem.y[static_cast<std::size_t>(i)];
@@ -155,7 +180,8 @@ void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMa
     for (Eigen::Index k = 0; k < K; ++k)
       if (sum[k] > 0.0) tau = std::max(tau, sum[k] / (pi[k] + sum[k]));
     if (tau == 0.0) return;
-    ClassVector<Scalar> q(K);
+    ClassVector<Scalar>& q = work.class_scale;
+    q.resize(K);
     for (Eigen::Index k = 0; k < K; ++k)
       q[k] = static_cast<Scalar>(std::max(0.0, pi[k] / C - (1.0 - tau) * sum[k] / (tau * C)));
     const auto keep = static_cast<Scalar>(1.0 - tau), mix = static_cast<Scalar>(tau);
@@ -194,7 +220,8 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Sc
   const double mu = static_cast<double>(penalty.mu);
   double penalty_conjugate = 0.0;
   // θ per class (all equal unless the problem separates over classes, see below).
-  Eigen::VectorXd theta = Eigen::VectorXd::Ones(K);
+  Eigen::VectorXd& theta = work.class_sum;
+  theta.setOnes(K);
   if (mu > 0.0) {
     for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
       const auto distance = static_cast<double>(penalty.violation(zero, detail::const_row_span(work.G, j)));
@@ -209,7 +236,8 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Sc
     constexpr bool per_class = EntrywisePenalty<Penalty, Scalar> &&
                                (Loss::dual_domain == DualDomain::signed_per_class ||
                                 Loss::dual_domain == DualDomain::whole_space);
-    Eigen::VectorXd dual_norm = Eigen::VectorXd::Zero(K);
+    Eigen::VectorXd& dual_norm = work.class_other;
+    dual_norm.setZero(K);
     for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
       if constexpr (per_class) {
         for (Eigen::Index k = 0; k < K; ++k)
@@ -224,12 +252,13 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Sc
     const double lambda = static_cast<double>(penalty.lambda);
     for (Eigen::Index k = 0; k < K; ++k)
       if (dual_norm[k] > lambda) theta[k] = std::isinf(dual_norm[k]) ? 0.0 : lambda / dual_norm[k];
-    if ((theta.array() < 1.0).any()) work.G *= theta.template cast<Scalar>().asDiagonal();
   }
+  ClassVector<Scalar>& theta_scalar = work.class_scale;
+  theta_scalar = theta.template cast<Scalar>();
+  const bool scaled = (theta.array() < 1.0).any();
+  if (scaled) work.G *= theta_scalar.asDiagonal();
 
   // −(1/n) Σ_i c_i ℓ*(θ ⊙ a_i, y_i).
-  const bool scaled = (theta.array() < 1.0).any();
-  const ClassVector<Scalar> theta_scalar = theta.template cast<Scalar>();
   double conjugates = 0.0;
   for (Index i = 0; i < n; ++i) {
     const Scalar c = problem.weight(i);
@@ -278,7 +307,7 @@ DualityGap duality_gap_at_scores(const Loss& loss, const Penalty& penalty, const
                                  GapWorkspace<Scalar>& work) {
   DualityGap out;
   out.primal = detail::gradient_candidate(loss, problem, S, work.A) + penalty_part;
-  if (fit_intercept) detail::correct_for_intercept<Loss>(problem, work.A);
+  if (fit_intercept) detail::correct_for_intercept<Loss>(problem, work.A, work);
   out.dual = dual_objective(loss, penalty, problem, work.A, work);
   return out;
 }

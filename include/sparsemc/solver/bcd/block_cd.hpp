@@ -559,10 +559,7 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
     // The certificate (solver/duality_gap.hpp) at the cached scores, with the cached penalty
     // part: one O(nnz(X)·K) pass. Its work space is sized here, so epochs stay allocation-free.
     GapWorkspace<Scalar> gap_work;
-    gap_work.A.resize(static_cast<Eigen::Index>(n), K);
-    gap_work.weighted.resize(static_cast<Eigen::Index>(n), K);
-    gap_work.G.resize(static_cast<Eigen::Index>(d), K);
-    gap_work.row.resize(K);
+    gap_work.reserve(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d), K, /*with_scores=*/false);
     const double gap_cost = nnz_X + static_cast<double>(n);
     auto certificate_now = [&] {
       const double penalty_part = std::accumulate(row_penalty.begin(), row_penalty.end(), 0.0);

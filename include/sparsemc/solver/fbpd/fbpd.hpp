@@ -795,7 +795,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
         a /= omega;
         a[static_cast<Eigen::Index>(label(i))] -= Scalar(1);
       }
-      detail::correct_for_intercept<Loss>(problem, work.A);
+      detail::correct_for_intercept<Loss>(problem, work.A, work);
       // ℓ*(a_i) = −Σ_{k≠z_i} a_ik, in closed form: the projection and the correction keep a_i in
       // dom ℓ* in exact arithmetic, and the loss's own domain test would refuse float rounding.
       double conjugates = 0.0;
