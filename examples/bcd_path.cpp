@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
 
   // 1. One fit, certified: stop when the relative duality gap of (1) is ≤ 1e-4.
   using Solver = BlockCD<SquaredHinge, L1L2, TsengYun>;
-  const Solver solver({}, {.lambda = 1e-3}, {.tol = 1e-4, .fit_intercept = true});
+  const Solver solver({}, {.lambda = 1e-3}, {.tol = 1e-4});
   const Result<double> fit = solver.fit(problem);
   std::printf("bcd-ls : F = %.8f, %s after %lld epochs (relative gap %.1e), %lld of %lld rows nonzero, %.3f s, "
               "test accuracy %.4f\n",
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
               metrics::accuracy(fit.model.predict_classes(test.csr()), test.labels().view()));
 
   // 2. The path: 10 log-spaced λ from λ_max to λ_max/100, each warm-started.
-  auto make = [](double lambda) { return Solver({}, {.lambda = lambda}, {.tol = 1e-4, .fit_intercept = true}); };
+  auto make = [](double lambda) { return Solver({}, {.lambda = lambda}, {.tol = 1e-4}); };
   const auto path = regularization_path(problem, make, PathOptions{.n_lambdas = 10, .ratio = 1e-2},
                                         HeldOutAccuracy<double>{test.csr(), test.labels().view()});
   std::printf("%12s %12s %9s %7s %9s %9s\n", "lambda", "objective", "nnz_rows", "epochs", "seconds", "accuracy");

@@ -205,7 +205,8 @@ def write_liblinear_model(path, W, labels, bias=-1.0, solver_type="MCSVM_CS"):
 
 def read_native_model(path):
     """The native sparse text model (io/model_io.hpp): 'key value...' header lines up to
-    'rows R', then R lines 'feature w_1 ... w_K' (0-based feature index, nonzero rows only)."""
+    'rows R', then R lines 'feature w_1 ... w_K' (version 1) or 'feature k:w_k ...' (version 2),
+    0-based feature and class indices, nonzero rows only."""
     import numpy as np
     header = {}
     with open(path) as f:
@@ -222,7 +223,12 @@ def read_native_model(path):
     W = np.zeros((d, len(labels)))
     for ln in lines[i + 1:i + 1 + n_rows]:
         parts = ln.split()
-        W[int(parts[0])] = [float(x) for x in parts[1:]]
+        if any(":" in p for p in parts[1:]):  # version 2: 'class:weight' pairs, 0-based classes
+            for pair in parts[1:]:
+                k, v = pair.split(":")
+                W[int(parts[0]), int(k)] = float(v)
+        else:
+            W[int(parts[0])] = [float(x) for x in parts[1:]]
     b = None
     if header.get("intercept", ["none"]) != ["none"]:
         b = np.array([float(x) for x in header["intercept"]])

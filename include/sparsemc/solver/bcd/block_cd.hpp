@@ -709,6 +709,8 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
       const DualityGap certificate =
           status == Status::numerical_issue ? DualityGap{F, std::numeric_limits<double>::quiet_NaN()}
                                             : duality_gap(loss_, penalty, problem, model, gap_work);
+      // A budget that ran out at a model the final evaluation certifies has converged.
+      if (status == Status::max_iter && certificate.relative() <= options_.tol) status = Status::converged;
       SolverInfo info;
       info.status = status;
       info.epochs = epoch;
