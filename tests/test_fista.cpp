@@ -132,8 +132,6 @@ constexpr double eps_of() {
   return std::is_same_v<Scalar, float> ? 1e-5 : 1e-12;
 }
 
-bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
-
 }  // namespace
 
 using Layouts = std::tuple<std::tuple<float, std::int32_t, std::integral_constant<int, Eigen::ColMajor>>,
@@ -648,7 +646,7 @@ TEST_CASE("ProxGradient on dna: a KKT point of logistic + group lasso, CSC and C
   const Logistic loss;
   const double lmax = lambda_max(loss, L1L2{}, csr, true);
   const L1L2 penalty{.lambda = 0.05 * lmax, .mu = 1e-4};
-  const ProxGradient solver(loss, penalty, ProxGradientOptions{.tol = sanitizer_run() ? 1e-5 : 1e-8, .fit_intercept = true});
+  const ProxGradient solver(loss, penalty, ProxGradientOptions{.tol = 1e-8, .fit_intercept = true});
   const auto a = solver.fit(csr);
   const auto b = solver.fit(csc);
   REQUIRE(a.info.status == Status::converged);
