@@ -11,9 +11,12 @@
 #endif
 
 #include <sparsemc/core/rng.hpp>
+#include <sparsemc/io/atomic_file.hpp>
 #include <sparsemc/io/libsvm.hpp>
 
 #include <bit>
+#include <cmath>
+#include <iterator>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -348,9 +351,11 @@ TEST_CASE("every malformed input is a ParseError at its position", "[io]") {
   require_error("1 1:-NaN\n", 1, 5, "value '-NaN' is NaN or infinite");
   require_error("1 1:inf\n", 1, 5, "value 'inf' is NaN or infinite");
   require_error("1 1:+Infinity\n", 1, 5, "value '+Infinity' is NaN or infinite");
-  require_error("1 1:1e400\n", 1, 5, "value '1e400' is out of the range of double");
-  require_error<float>("1 1:1e39\n", 1, 5, "value '1e39' is out of the range of float");
-  require_error<float>("1 1:-1e400\n", 1, 5, "value '-1e400' is out of the range of float");
+  require_error("1 1:1e400\n", 1, 5, "value '1e400' overflows double");
+  require_error("1 1:1e5000\n", 1, 5, "value '1e5000' overflows double");
+  require_error("1 1:-1e99999999999\n", 1, 5, "value '-1e99999999999' overflows double");
+  require_error<float>("1 1:1e39\n", 1, 5, "value '1e39' overflows float");
+  require_error<float>("1 1:-1e400\n", 1, 5, "value '-1e400' overflows float");
   // Stray bytes, a NUL, a long token (quoted with an ellipsis).
   require_error(std::string("1 1:1\x01\n"), 1, 5, "value '1?' is not a number");
   require_error(std::string("1 1:1\0 2:1\n", 11), 1, 5, "value '1?' is not a number");
@@ -361,6 +366,81 @@ TEST_CASE("every malformed input is a ParseError at its position", "[io]") {
   require_error("\n# comment without newline", 2, 26, "no samples (the input is empty or holds only blank and comment lines)");
   // Errors on later lines count every line, blank and comment lines included.
   require_error("# c\n\n1 1:1\r\n\r\n2 3:1 3:2\n", 5, 7, "feature indices must be strictly increasing: 3 after 3");
+}
+
+TEST_CASE("underflow is zero or a subnormal, overflow an error", "[io]") {
+  // Issue 17, defect 8: 1e-5000 was refused while 1e-400 became 0.
+  const auto d = io::parse_libsvm<double>("1 1:1e-400 2:1e-5000 3:-1e-5000 4:4e-320 5:1e-99999999999\n");
+  const auto v = d.csr().values();
+  REQUIRE(v.size() == 5);
+  CHECK(v[0] == 0.0);
+  CHECK(v[1] == 0.0);
+  CHECK(v[2] == 0.0);
+  CHECK(std::signbit(v[2]));  // the sign of the text is kept
+  CHECK(v[3] == 4e-320);      // a subnormal stays one
+  CHECK(v[4] == 0.0);
+  const auto f = io::parse_libsvm<float>("1 1:1e-50 2:1e-5000 3:1e-44\n");
+  CHECK(f.csr().values()[0] == 0.0f);
+  CHECK(f.csr().values()[1] == 0.0f);
+  CHECK(f.csr().values()[2] == 1e-44f);
+}
+
+TEST_CASE("every I/O error names the file", "[io]") {
+  // Issue 17, defect 9: a directory used to give "basic_filebuf::underflow error reading the file".
+  TempDir dir;
+  for (const char* name : {"dir.svm", "dir.svm.gz", "dir.svm.bz2"}) {
+    const auto path = dir.path / name;
+    fs::create_directories(path);
+    INFO(path);
+    try {
+      (void)io::read_libsvm<double>(path);
+      FAIL("no error");
+    } catch (const std::runtime_error& e) {
+      REQUIRE(std::string(e.what()).rfind(path.string() + ":", 0) == 0);
+      REQUIRE(std::string(e.what()).find("directory") != std::string::npos);
+    }
+  }
+  const auto data = io::parse_libsvm<double>("1 1:1\n");
+  REQUIRE_THROWS_WITH(io::write_libsvm(dir.path / "dir.svm", data), Catch::StartsWith((dir.path / "dir.svm").string() + ":"));
+  REQUIRE_THROWS_WITH(io::write_libsvm(dir.path / "no" / "such.svm", data),
+                      Catch::StartsWith((dir.path / "no" / "such.svm").string() + ":"));
+}
+
+TEST_CASE("files are written atomically: a failed write keeps the old file", "[io]") {
+  // Issue 17, defect 1: the writers truncated the target in place.
+  TempDir dir;
+  const auto path = dir.path / "out.svm";
+  const auto first = io::parse_libsvm<double>("1 1:1\n2 2:2\n");
+  io::write_libsvm(path, first);
+  const std::string old_text = read_bytes(path);
+  REQUIRE(old_text == "1 1:1\n2 2:2\n");
+  // A producer that fails half-way (as a full disk does): the old content stays, no temporary is left.
+  REQUIRE_THROWS_WITH(io::write_file_atomically(path,
+                                                [](std::ostream& out) {
+                                                  out << std::string(1 << 20, 'x');
+                                                  throw std::runtime_error("disk full");
+                                                }),
+                      "disk full");
+  REQUIRE(read_bytes(path) == old_text);
+  REQUIRE(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
+  // A successful write replaces the file as a whole.
+  io::write_file_atomically(path, std::string_view("new\n"));
+  REQUIRE(read_bytes(path) == "new\n");
+  REQUIRE(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
+  // The early check names the file.
+  REQUIRE_NOTHROW(io::check_writable(path));
+  REQUIRE_NOTHROW(io::check_writable(dir.path / "new.svm"));
+  REQUIRE_THROWS_WITH(io::check_writable("/nonexistdir/x.model"), Catch::StartsWith("/nonexistdir/x.model: cannot be written"));
+  REQUIRE_THROWS_WITH(io::check_writable(dir.path), Catch::Contains("is a directory"));
+  if (::geteuid() != 0) {  // root writes anywhere
+    const auto locked = dir.path / "locked";
+    fs::create_directories(locked);
+    fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+    REQUIRE_THROWS_WITH(io::check_writable(locked / "m.model"), Catch::Contains("not writable"));
+    REQUIRE_THROWS_WITH(io::write_file_atomically(locked / "m.model", std::string_view("x")),
+                        Catch::StartsWith((locked / "m.model").string() + ": cannot create a temporary file"));
+    fs::permissions(locked, fs::perms::owner_all);
+  }
 }
 
 TEST_CASE("a file that cannot be opened is a runtime_error, not a ParseError", "[io]") {
@@ -412,8 +492,17 @@ TEST_CASE("multilabel files are detected or forced", "[io]") {
     REQUIRE(labels_of(data, 1) == std::vector<Label>{2});
     REQUIRE(labels_of(data, 2) == std::vector<Label>{3, 7});  // duplicates merged
   }
-  SECTION("a line starting with a blank and a feature has no label") {
-    const auto data = io::parse_libsvm<float>("3 1:1\n 2:1\n\t1:1 # no label\n");
+  SECTION("a line starting with a blank and a feature is a missing label in a multiclass file") {
+    // Issue 17, defect 7: one deleted byte ("2 2:1" → " 2:1") used to make the file multilabel.
+    require_error("3 1:1\n 2:1\n\t1:1 # no label\n", 2, 2,
+                  "missing label (nothing marks the input as multilabel, so it is read as multiclass; "
+                  "force LabelFormat::multilabel for multilabel data)");
+    require_error("3 1:1\n2 2:1\n5:1 6:1\n", 3, 1,
+                  "missing label (nothing marks the input as multilabel, so it is read as multiclass; "
+                  "force LabelFormat::multilabel for multilabel data)");
+  }
+  SECTION("with a comma elsewhere, label-less lines are empty label sets") {
+    const auto data = io::parse_libsvm<float>("3 1:1\n 2:1\n\t1:1 # no label\n1,2 3:1\n");
     REQUIRE(data.multilabel());
     REQUIRE(labels_of(data, 1).empty());
     REQUIRE(labels_of(data, 2).empty());
@@ -547,6 +636,14 @@ TEST_CASE("gzip files are read directly, concatenated members included", "[io][c
     REQUIRE(std::string(e.what()) == bad.string() + ":2:7: feature indices must be strictly increasing: 1 after 2");
   }
 
+  // Issue 17, defect 6: bytes after the last member that are not another member are an error
+  // (zlib's gzread dropped them: half the samples, exit 0).
+  {
+    std::ofstream(path, std::ios::binary | std::ios::app) << "3 1:1\n";
+    REQUIRE_THROWS_WITH(io::read_libsvm<float>(path), Catch::Contains("trailing bytes after the gzip data"));
+    std::ofstream(path, std::ios::binary | std::ios::app) << std::string("\x1f\x8b\x08", 3);  // a cut header
+    REQUIRE_THROWS_WITH(io::read_libsvm<float>(path), Catch::Contains("gzip"));
+  }
   // Truncated data is an error, not a short dataset.
   fs::resize_file(path, fs::file_size(path) / 3);
   REQUIRE_THROWS_WITH(io::read_libsvm<float>(path), Catch::Contains("gzip"));
@@ -579,6 +676,13 @@ TEST_CASE("bzip2 files are read directly, concatenated streams included", "[io][
   std::fclose(file);
   require_identical(plain, io::read_libsvm<double, std::int64_t>(path));
 
+  // Issue 17, defect 6: text appended after the last stream is an error.
+  {
+    const auto appended = dir.path / "appended.bz2";
+    fs::copy_file(path, appended);
+    std::ofstream(appended, std::ios::binary | std::ios::app) << "3 1:1\n";
+    REQUIRE_THROWS_WITH((io::read_libsvm<double, std::int64_t>(appended)), Catch::Contains("trailing bytes after the bzip2 data"));
+  }
   fs::resize_file(path, fs::file_size(path) / 2);
   REQUIRE_THROWS_WITH((io::read_libsvm<double, std::int64_t>(path)), Catch::Contains("bzip2"));
   std::ofstream(dir.path / "garbage.bz2", std::ios::binary) << "this is not bzip2 data\n";
@@ -693,4 +797,95 @@ TEST_CASE("mutated input either parses (and round-trips) or is a ParseError", "[
     }
   }
   REQUIRE(parsed > 0);
+}
+
+TEMPLATE_LIST_TEST_CASE("property: every generated file the reader accepts round-trips through the writer bit for bit",
+                        "[io][property]", ScalarIndexPairs) {
+  // Random LIBSVM text in every spelling the grammar allows (blanks and tabs, CRLF, comments,
+  // blank lines, '+' signs, exponents, integral-real labels, qid, explicit and negative zeros,
+  // random finite bit patterns, subnormals, underflowing decimals): whatever the reader
+  // accepts, the writer writes, and the reader reads back to the same bits; writing that
+  // again gives the same text.
+  using Scalar = std::tuple_element_t<0, TestType>;
+  using Index = std::tuple_element_t<1, TestType>;
+  using Bits = std::conditional_t<sizeof(Scalar) == 4, std::uint32_t, std::uint64_t>;
+  Rng rng(17 + sizeof(Scalar) + sizeof(Index));
+  const auto pick = [&](std::uint64_t n) { return uniform_index(rng, n); };
+  const int files = sanitizer_run() ? 150 : 1500;
+  int accepted = 0;
+  for (int file = 0; file < files; ++file) {
+    const bool multilabel = pick(2) == 0;
+    const bool zero_based = pick(4) == 0;
+    const auto blank = [&] { return std::string(pick(3) == 0 ? "\t" : " ") + (pick(4) == 0 ? " " : ""); };
+    std::string text;
+    const auto lines = 1 + pick(12);
+    for (std::uint64_t l = 0; l < lines; ++l) {
+      if (pick(8) == 0) text += pick(2) ? "# a comment\n" : "\n";
+      if (pick(6) == 0) text += blank();
+      // Labels: one (multiclass) or 0..3 comma-separated (multilabel, one line with two).
+      const auto n_labels = multilabel ? (l == 0 ? 2 : pick(4)) : 1;
+      for (std::uint64_t k = 0; k < n_labels; ++k) {
+        if (k > 0) text += ',';
+        const auto label = static_cast<std::int64_t>(pick(7)) - 3;
+        switch (pick(4)) {
+          case 0: text += (label >= 0 ? "+" : "") + std::to_string(label); break;
+          case 1: text += std::to_string(label) + ".0"; break;
+          default: text += std::to_string(label); break;
+        }
+      }
+      if (pick(10) == 0) text += blank() + "qid:" + std::to_string(pick(50));
+      std::int64_t index = zero_based ? -1 : 0;
+      const auto entries = pick(6);
+      for (std::uint64_t e = 0; e < entries; ++e) {
+        index += 1 + static_cast<std::int64_t>(pick(pick(5) == 0 ? 100000 : 5));
+        text += blank() + std::to_string(index) + ':';
+        char buffer[64];
+        switch (pick(7)) {
+          case 0: {  // a random finite bit pattern, shortest form
+            Scalar v;
+            do {
+              const Bits bits = static_cast<Bits>(rng());
+              std::memcpy(&v, &bits, sizeof v);
+            } while (!std::isfinite(v));
+            text.append(buffer, std::to_chars(buffer, buffer + sizeof buffer, v).ptr);
+            break;
+          }
+          case 1: text += pick(2) ? "-0" : "0.000"; break;
+          case 2: text += pick(2) ? "1e-400" : "-2.5E-5000"; break;  // underflow: ±0
+          case 3: text += "+" + std::to_string(pick(1000)) + "e" + std::to_string(static_cast<int>(pick(20)) - 10); break;
+          case 4: {  // a subnormal in a long fixed form
+            const Scalar v = std::numeric_limits<Scalar>::denorm_min() * static_cast<Scalar>(1 + pick(100));
+            text.append(buffer, std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::scientific, 30).ptr);
+            break;
+          }
+          default: text += std::to_string(uniform_real(rng) * 2 - 1); break;
+        }
+      }
+      if (pick(6) == 0) text += blank() + "# trailing";
+      text += pick(5) == 0 ? "\r\n" : "\n";
+    }
+    if (pick(4) == 0 && text.back() == '\n') text.pop_back();  // a last line without '\n'
+    INFO("file: " << text);
+    const LibsvmOptions options{.zero_based = zero_based};
+    try {
+      const auto data = io::parse_libsvm<Scalar, Index>(text, options);
+      ++accepted;
+      if (!multilabel) REQUIRE(!data.multilabel());
+      const std::string written = to_text(data, {.zero_based = zero_based});
+      LibsvmOptions again = options;
+      again.n_features = data.n_features();
+      again.labels = data.encoder();
+      // A multilabel dataset whose samples have at most one label each is written without a
+      // comma: only the caller knows it is multilabel (a label-less line alone does not say so).
+      if (data.multilabel()) again.label_format = LabelFormat::multilabel;
+      const auto back = io::parse_libsvm<Scalar, Index>(written, again);
+      require_identical(data, back);
+      REQUIRE(to_text(back, {.zero_based = zero_based}) == written);
+    } catch (const ParseError& e) {
+      // Only an index beyond a 32-bit Index may be refused here; every other generated file is valid.
+      INFO(e.what());
+      REQUIRE(std::string(e.message()).find("index type") != std::string::npos);
+    }
+  }
+  REQUIRE(accepted > files / 2);
 }

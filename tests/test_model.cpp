@@ -10,6 +10,10 @@
 #include <sparsemc/model/metrics.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <iterator>
+#include <tuple>
+#include <unistd.h>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -499,7 +503,7 @@ TEMPLATE_TEST_CASE("native format: save → load is bit exact", "[model][io]", f
     LinearModel<Scalar> model(W, Vector<Scalar>(), {std::numeric_limits<Label>::min(), -7, std::numeric_limits<Label>::max()});
     std::string text = io::format_model(model);
     REQUIRE(text.find("intercept none\n") != std::string::npos);
-    REQUIRE(text.find("rows 1\n0 1 2 3\n") != std::string::npos);
+    REQUIRE(text.find("rows 1\nentries 3\nlayout dense\n0 1 2 3\nend\n") != std::string::npos);
     std::string crlf;
     for (char ch : text) crlf += ch == '\n' ? std::string("\r\n") : std::string(1, ch);
     require_identical(model, io::parse_model<Scalar>(crlf, "crlf"));
@@ -546,7 +550,8 @@ TEST_CASE("native format: every malformed file is a ParseError at file:line:colu
   };
   const std::vector<Case> cases{
       {1, "sparsemc-modle 1", 1, 1, "expected 'sparsemc-model'"},
-      {1, "sparsemc-model 3", 1, 16, "unsupported format version 3"},
+      {1, "sparsemc-model 4", 1, 16, "unsupported format version 4"},
+      {1, "sparsemc-model 0", 1, 16, "unsupported format version 0"},
       {1, "sparsemc-model one", 1, 16, "expected a format version"},
       {2, "scalar half", 2, 8, "expected 'float' or 'double'"},
       {3, "n_classes 3", 3, 1, "expected 'n_features', got 'n_classes'"},
@@ -740,7 +745,8 @@ TEMPLATE_TEST_CASE("native format version 2: sparse rows save → load bit exact
     model.provenance().bias = 1;
     model.provenance().solver = "fcbcfw";
     const std::string text = io::format_model(model);
-    REQUIRE(text.rfind("sparsemc-model 2\n", 0) == 0);
+    REQUIRE(text.rfind("sparsemc-model 3\n", 0) == 0);
+    REQUIRE(text.find("\nlayout sparse\n") != std::string::npos);
     const auto back = io::parse_model<Scalar>(text, "v2");
     require_identical(model, back);
     REQUIRE(io::format_model(back) == text);
@@ -757,9 +763,10 @@ TEMPLATE_TEST_CASE("native format version 2: sparse rows save → load bit exact
     model.decision_function(SparseSlice<Scalar, std::int32_t>{idx, val}, std::span<Scalar>(s));
     for (auto [k, w] : model.row(0)) REQUIRE(s[static_cast<std::size_t>(k)] == Scalar(2) * w);
   }
-  SECTION("dense-enough rows are written as version 1") {
+  SECTION("dense-enough rows are written as dense rows") {
     const auto model = random_model<Scalar>(30, 4, 1.0, true, true, 23);
-    REQUIRE(io::format_model(model).rfind("sparsemc-model 1\n", 0) == 0);
+    REQUIRE(io::format_model(model).rfind("sparsemc-model 3\n", 0) == 0);
+    REQUIRE(io::format_model(model).find("\nlayout dense\n") != std::string::npos);
   }
 }
 
@@ -1106,4 +1113,187 @@ TEST_CASE("set_labels renames classes and rejects a table of the wrong size or w
   CHECK_THROWS_AS(model.set_labels({1, 2}), std::invalid_argument);
   CHECK_THROWS_AS(model.set_labels({1, 1, 2}), std::invalid_argument);
   CHECK(model.labels() == std::vector<sparsemc::Label>{10, 20, 30});
+}
+
+// ---- issue 17: model files that cannot hurt ---------------------------------------------------
+
+namespace {
+// The ParseError of parsing `text` with `parse` (fails the test when nothing is thrown).
+template <class Parse>
+io::ParseError model_error(const std::string& text, Parse parse) {
+  try {
+    parse(text);
+  } catch (const io::ParseError& e) {
+    return e;
+  }
+  FAIL("no ParseError for: " << text.substr(0, 200));
+  throw std::logic_error("unreachable");
+}
+const auto parse_native = [](const std::string& t) { (void)io::parse_model<double>(t, "m"); };
+const auto parse_liblinear = [](const std::string& t) { (void)io::parse_liblinear_model<double>(t, "m"); };
+
+std::vector<std::string> v3_lines() {
+  return {"sparsemc-model 3", "scalar double", "n_features 5", "n_classes 3", "labels 1 2 3",
+          "intercept 0.5 0 -1", "bias -1", "loss logistic", "penalty l1", "solver fista",
+          "lambda 0.01", "mu 0", "status converged", "rows 2", "entries 6", "layout dense",
+          "0 1 2 3", "3 -1 0 0.25", "end"};
+}
+bool sanitized() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+}  // namespace
+
+TEST_CASE("native format version 3: an end marker and a count, so a cut file is an error", "[model][io]") {
+  // Issue 17, defect 10: a model cut inside its last weight loaded with exit 0.
+  const std::string text = join(v3_lines());
+  const auto model = io::parse_model<double>(text, "m");
+  REQUIRE(model.nnz() == 5);
+  REQUIRE(model.dense()(3, 2) == 0.25);
+  // Every cut of the file (not at or after the end marker's line) is an error.
+  for (std::size_t cut = 0; cut < text.rfind("end"); ++cut) {
+    INFO("cut at byte " << cut << ": ..." << text.substr(cut > 20 ? cut - 20 : 0, 20));
+    REQUIRE_THROWS_AS(io::parse_model<double>(text.substr(0, cut), "m"), io::ParseError);
+  }
+  // Inside the last weight: "0.25" cut to "0.2" and to "0." parse as numbers, yet the end is missing.
+  const auto cut_weight = text.substr(0, text.find("0.25") + 3);
+  const auto e = model_error(cut_weight, parse_native);
+  CHECK(e.message().find("no 'end' line") != std::string::npos);
+  CHECK(e.line() == 19);
+  // The count is checked against the rows, and the layout against the count.
+  auto lines = v3_lines();
+  lines[14] = "entries 5";
+  CHECK(model_error(join(lines), parse_native).line() == 15);
+  lines[14] = "entries 7";
+  CHECK(model_error(join(lines), parse_native).line() == 15);
+  lines = v3_lines();
+  lines[15] = "layout diagonal";
+  CHECK(model_error(join(lines), parse_native).column() == 8);
+  lines = v3_lines();
+  lines[18] = "end 2";
+  CHECK(model_error(join(lines), parse_native).line() == 19);
+  lines[18] = "end";
+  lines.push_back("0 1 2 3");
+  CHECK_THAT(model_error(join(lines), parse_native).message(), Catch::Contains("after 'end'"));
+  // Sparse rows with a count.
+  lines = v3_lines();
+  lines[14] = "entries 3";
+  lines[15] = "layout sparse";
+  lines[16] = "0 1:2";
+  lines[17] = "3 0:-1 2:0.25";
+  REQUIRE(io::parse_model<double>(join(lines), "m").nnz() == 3);
+  lines[14] = "entries 2";
+  CHECK(model_error(join(lines), parse_native).line() == 18);
+  // Versions 1 and 2 still read; the writer writes 3, which reads back to the same model.
+  const auto v1 = io::parse_model<double>(
+      join({"sparsemc-model 1", "scalar double", "n_features 5", "n_classes 3", "labels 1 2 3", "intercept 0.5 0 -1",
+            "bias -1", "loss logistic", "penalty l1", "solver fista", "lambda 0.01", "mu 0", "status converged",
+            "rows 2", "0 1 2 3", "3 -1 0 0.25"}),
+      "v1");
+  REQUIRE(io::format_model(v1) == text);
+}
+
+TEST_CASE("header counts are checked against the file before they size anything", "[model][io]") {
+  // Issue 17, defect 2: impossible counts made the tools allocate first and exit 3 "out of memory".
+  auto lines = v3_lines();
+  lines[3] = "n_classes 2147483647";
+  auto e = model_error(join(lines), parse_native);
+  CHECK(e.line() == 4);
+  CHECK(e.column() == 11);
+  CHECK_THAT(e.message(), Catch::Contains("more labels than the rest of the file"));
+  lines = v3_lines();
+  lines[2] = "n_features 1000000000000";
+  lines[13] = "rows 1000000000000";
+  e = model_error(join(lines), parse_native);
+  CHECK(e.line() == 14);
+  CHECK(e.column() == 6);
+  lines = v3_lines();
+  lines[14] = "entries 1000000000000";
+  CHECK(model_error(join(lines), parse_native).line() == 15);
+  // A large d costs nothing by itself: the model stores its rows only (no d-sized table).
+  lines = v3_lines();
+  lines[2] = "n_features 1000000000000";
+  lines[16] = "999999999998 1 2 3";
+  lines[17] = "999999999999 -1 0 0.25";
+  const auto wide = io::parse_model<double>(join(lines), "m");
+  REQUIRE(wide.n_features() == 1000000000000);
+  REQUIRE(wide.row_of_feature(999999999999) == 1);
+  REQUIRE(wide.row_of_feature(5) == -1);
+  std::vector<double> s(3);
+  const std::vector<std::int64_t> idx{3, 999999999999};
+  const std::vector<double> val{7, 2};
+  wide.decision_function(SparseSlice<double, std::int64_t>{idx, val}, std::span<double>(s));
+  CHECK(s == std::vector<double>{0.5 - 2, 0, -1 + 0.5});
+  // LIBLINEAR: nr_class and nr_feature likewise.
+  const std::string ll = "solver_type MCSVM_CS\nnr_class 2147483647\nlabel 1 2 3\nnr_feature 2\nbias -1\nw\n1 2 3\n4 5 6\n";
+  e = model_error(ll, parse_liblinear);
+  CHECK(e.line() == 2);
+  CHECK(e.column() == 10);
+  e = model_error("solver_type MCSVM_CS\nnr_class 3\nlabel 1 2 3\nnr_feature 2000000000\nbias -1\nw\n1 2 3\n", parse_liblinear);
+  CHECK(e.line() == 4);
+  CHECK(e.column() == 12);
+}
+
+TEST_CASE("label tables are checked in O(K log K): 10^6 labels load in under a second", "[model][io]") {
+  // Issue 17, defect 3: a LIBLINEAR model of 300,000 labels took > 20 s to load.
+  const int K = sanitized() ? 100000 : 1000000;
+  std::string labels;
+  for (int k = 0; k < K; ++k) labels += ' ' + std::to_string((k * 7919LL) % K - K / 2);
+  const std::string native = "sparsemc-model 3\nscalar double\nn_features 1\nn_classes " + std::to_string(K) + "\nlabels" +
+                             labels + "\nintercept none\nbias -1\nloss\npenalty\nsolver\nlambda nan\nmu nan\nstatus\n"
+                             "rows 1\nentries 1\nlayout sparse\n0 5:1\nend\n";
+  const std::string liblinear = "solver_type MCSVM_CS\nnr_class " + std::to_string(K) + "\nlabel" + labels +
+                                "\nnr_feature 0\nbias -1\nw\n";
+  for (const std::string* text : {&native, &liblinear}) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto model = text == &native ? io::parse_model<double>(*text, "n") : io::parse_liblinear_model<double>(*text, "l");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    REQUIRE(model.n_classes() == K);
+    INFO("load time " << seconds << " s");
+    if (!sanitized()) CHECK(seconds < 1.0);
+  }
+  // A repeated label is still found, at its second occurrence.
+  auto e = model_error("solver_type MCSVM_CS\nnr_class 4\nlabel 5 6 7 6\nnr_feature 0\nbias -1\nw\n", parse_liblinear);
+  CHECK(e.line() == 3);
+  CHECK(e.column() == 13);
+  CHECK(e.message() == "label 6 appears twice");
+  auto lines = v3_lines();
+  lines[4] = "labels 3 1 3";
+  e = model_error(join(lines), parse_native);
+  CHECK(e.column() == 12);
+  CHECK(e.message() == "label 3 appears twice");
+}
+
+TEST_CASE("recorded hyper-parameters are validated like the flags", "[model][io]") {
+  // Issue 17, defect 5: lambda -1 / mu -5 in a model file were accepted.
+  for (const auto& [line, text, column] : std::vector<std::tuple<std::size_t, std::string, std::int64_t>>{
+           {10, "lambda -1", 8}, {11, "mu -5", 4}, {10, "lambda inf", 8}, {11, "mu -inf", 4}, {10, "lambda 1e999", 8}}) {
+    auto lines = v3_lines();
+    lines[line] = text;
+    INFO(text);
+    const auto e = model_error(join(lines), parse_native);
+    CHECK(e.line() == static_cast<std::int64_t>(line + 1));
+    CHECK(e.column() == column);
+  }
+  auto lines = v3_lines();
+  lines[10] = "lambda nan";  // unknown, as in an imported model
+  lines[11] = "mu 1e-400";   // underflow: 0 (issue 17, defect 8)
+  const auto model = io::parse_model<double>(join(lines), "m");
+  CHECK(std::isnan(model.provenance().lambda));
+  CHECK(model.provenance().mu == 0.0);
+}
+
+TEST_CASE("model files: I/O errors name the file, and saving is atomic", "[model][io]") {
+  // Issue 17, defects 9 and 1.
+  const auto dir = fs::temp_directory_path() / ("sparsemc_test_model_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "a.model");
+  REQUIRE_THROWS_WITH(io::load_model<double>(dir / "a.model"), Catch::StartsWith((dir / "a.model").string() + ": "));
+  REQUIRE_THROWS_WITH(io::load_liblinear_model<double>(dir / "a.model"), Catch::StartsWith((dir / "a.model").string() + ": "));
+  const auto model = io::parse_model<double>(join(v3_lines()), "m");
+  REQUIRE_THROWS_WITH(io::save_model(model, dir / "a.model"), Catch::StartsWith((dir / "a.model").string() + ": "));
+  io::save_model(model, dir / "m.model");
+  const auto before = fs::file_size(dir / "m.model");
+  auto bad = model;
+  bad.provenance().solver = "two\nlines";
+  REQUIRE_THROWS(io::save_model(bad, dir / "m.model"));
+  REQUIRE(fs::file_size(dir / "m.model") == before);
+  REQUIRE(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 2);
+  fs::remove_all(dir);
 }

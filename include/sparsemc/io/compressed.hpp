@@ -8,8 +8,9 @@
 /// `SPARSEMC_HAVE_ZLIB` / `SPARSEMC_HAVE_BZIP2`); the core `sparsemc::sparsemc` stays
 /// Eigen-only. Usually include `io/libsvm.hpp`, whose `read_libsvm(path)` picks the reader
 /// by file extension. Concatenated gzip members and concatenated bzip2 streams (as written
-/// by pigz / pbzip2) are read in full. Corrupt or truncated compressed data throws
-/// `std::runtime_error` naming the file.
+/// by pigz / pbzip2) are read in full; bytes after the last member or stream that do not
+/// start another one are an error (they would be silently dropped data). Corrupt or
+/// truncated compressed data throws `std::runtime_error` naming the file.
 ///
 /// \code
 ///   // CMake: target_link_libraries(app PRIVATE sparsemc::io)
@@ -25,6 +26,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
+#include <new>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -46,51 +49,99 @@ namespace sparsemc::io {
 namespace detail {
 
 #ifdef SPARSEMC_HAVE_ZLIB
-/// A gzip file as a byte source (zlib's gzread: handles concatenated members).
+/// A gzip file as a byte source (zlib's inflate over stdio). Concatenated members (pigz,
+/// `cat a.gz b.gz`) are all read; anything after a member that is not another member — text
+/// appended to the file, a cut second header — is an error, not silently dropped data.
 class GzipSource {
  public:
-  explicit GzipSource(const std::filesystem::path& path) : name_(path.string()) {
-    errno = 0;
-    file_ = gzopen(name_.c_str(), "rb");
+  explicit GzipSource(const std::filesystem::path& path) : name_(path.string()), input_(1u << 20) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(name_ + ": cannot read: is a directory");
+    file_ = std::fopen(name_.c_str(), "rb");
     if (file_ == nullptr)
-      throw std::runtime_error(name_ + ": cannot open (" +
-                               (errno != 0 ? std::generic_category().message(errno) : std::string("out of memory")) + ")");
-    gzbuffer(file_, 1u << 20);  // zlib's input buffer (before the first read)
+      throw std::runtime_error(name_ + ": cannot open (" + std::generic_category().message(errno) + ")");
   }
   GzipSource(const GzipSource&) = delete;
   GzipSource& operator=(const GzipSource&) = delete;
-  ~GzipSource() { gzclose(file_); }
+  ~GzipSource() {
+    if (in_member_) inflateEnd(&stream_);
+    std::fclose(file_);
+  }
 
   /// The decompressed size is not known in advance.
   std::optional<std::size_t> size() const { return std::nullopt; }
 
   /// Fills `dst` with up to `capacity` decompressed bytes; 0 means the end of the file.
+  /// Loop invariant: `in_member_` says whether a gzip member is open; input runs out either
+  /// between members (the end) or inside one (truncated file, an error).
   std::size_t read(char* dst, std::size_t capacity) {
-    std::size_t total = 0;
-    // gzread takes an unsigned count: large requests go in pieces of 1 GiB.
-    while (total < capacity) {
-      const auto chunk = static_cast<unsigned>(std::min<std::size_t>(capacity - total, 1u << 30));
-      const int got = gzread(file_, dst + total, chunk);
-      if (got < 0) {
-        int code = 0;
-        const char* message = gzerror(file_, &code);
-        throw std::runtime_error(name_ + ": corrupt or truncated gzip data (" + message + ")");
+    capacity = std::min<std::size_t>(capacity, UINT_MAX);  // zlib counts in unsigned int
+    stream_.next_out = reinterpret_cast<Bytef*>(dst);
+    stream_.avail_out = static_cast<unsigned>(capacity);
+    while (stream_.avail_out > 0) {
+      if (stream_.avail_in == 0 && !at_eof_) refill();
+      if (!in_member_) {
+        if (stream_.avail_in == 0) {
+          if (members_ == 0) throw std::runtime_error(name_ + ": empty file, not gzip data");
+          break;  // the file ends between members: done
+        }
+        start_member();
       }
-      if (got == 0) {  // end of file: complete, or in the middle of a member?
-        int code = Z_OK;
-        const char* message = gzerror(file_, &code);
-        if (code == Z_BUF_ERROR) throw std::runtime_error(name_ + ": truncated gzip data");
-        if (code != Z_OK) throw std::runtime_error(name_ + ": corrupt gzip data (" + message + ")");
-        break;
+      const unsigned in_before = stream_.avail_in;
+      const unsigned out_before = stream_.avail_out;
+      const int rc = inflate(&stream_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {  // another member may follow
+        inflateEnd(&stream_);
+        in_member_ = false;
+        ++members_;
+      } else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
+        throw std::runtime_error(name_ + ": " + (members_ > 0 ? "trailing bytes after the gzip data (" : "corrupt gzip data (") +
+                                 (stream_.msg ? stream_.msg : "data error") + ")");
+      } else if (rc == Z_MEM_ERROR) {
+        throw std::bad_alloc();
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        throw std::runtime_error(name_ + ": corrupt gzip data (zlib error " + std::to_string(rc) + ")");
+      } else if (at_eof_ && in_before == 0 && stream_.avail_out == out_before) {
+        throw std::runtime_error(name_ + (members_ > 0 ? ": trailing bytes after the gzip data (a cut member)"
+                                                        : ": truncated gzip data"));
       }
-      total += static_cast<std::size_t>(got);
     }
-    return total;
+    return capacity - stream_.avail_out;
   }
 
  private:
+  /// Reads the next chunk of compressed input; notes the end of the file.
+  void refill() {
+    const std::size_t got = std::fread(input_.data(), 1, input_.size(), file_);
+    if (got < input_.size()) {
+      if (std::ferror(file_)) throw std::runtime_error(name_ + ": read error (" + std::generic_category().message(errno) + ")");
+      at_eof_ = true;
+    }
+    stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
+    stream_.avail_in = static_cast<unsigned>(got);
+  }
+
+  /// Starts a member at the current input position: gzip only (windowBits 16 + 15), so bytes
+  /// that are not a gzip header are a data error rather than raw text passed through.
+  void start_member() {
+    z_stream fresh{};
+    fresh.next_in = stream_.next_in;
+    fresh.avail_in = stream_.avail_in;
+    fresh.next_out = stream_.next_out;
+    fresh.avail_out = stream_.avail_out;
+    stream_ = fresh;
+    if (inflateInit2(&stream_, 16 + MAX_WBITS) != Z_OK)
+      throw std::runtime_error(name_ + ": cannot start gzip decompression (out of memory)");
+    in_member_ = true;
+  }
+
   std::string name_;
-  gzFile file_ = nullptr;
+  std::FILE* file_ = nullptr;
+  std::vector<char> input_;  // compressed bytes read from file_, consumed by stream_
+  z_stream stream_{};        // zlib's decoder state and its input/output cursors
+  bool in_member_ = false;
+  bool at_eof_ = false;
+  std::int64_t members_ = 0;  // complete members read
 };
 #endif
 
@@ -100,6 +151,8 @@ class GzipSource {
 class Bzip2Source {
  public:
   explicit Bzip2Source(const std::filesystem::path& path) : name_(path.string()), input_(1u << 20) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(name_ + ": cannot read: is a directory");
     file_ = std::fopen(name_.c_str(), "rb");
     if (file_ == nullptr)
       throw std::runtime_error(name_ + ": cannot open (" + std::generic_category().message(errno) + ")");
@@ -133,10 +186,14 @@ class Bzip2Source {
       if (rc == BZ_STREAM_END) {  // another stream may follow
         BZ2_bzDecompressEnd(&stream_);
         in_stream_ = false;
+        ++streams_;
       } else if (rc != BZ_OK) {
-        throw std::runtime_error(name_ + ": corrupt bzip2 data (libbz2 error " + std::to_string(rc) + ")");
+        throw std::runtime_error(name_ + (streams_ > 0 && rc == BZ_DATA_ERROR_MAGIC
+                                              ? std::string(": trailing bytes after the bzip2 data")
+                                              : ": corrupt bzip2 data (libbz2 error " + std::to_string(rc) + ")"));
       } else if (at_eof_ && in_before == 0 && stream_.avail_out == out_before) {
-        throw std::runtime_error(name_ + ": truncated bzip2 data");
+        throw std::runtime_error(name_ + (streams_ > 0 ? ": trailing bytes after the bzip2 data (a cut stream)"
+                                                        : ": truncated bzip2 data"));
       }
     }
     return capacity - stream_.avail_out;
@@ -147,7 +204,7 @@ class Bzip2Source {
   void refill() {
     const std::size_t got = std::fread(input_.data(), 1, input_.size(), file_);
     if (got < input_.size()) {
-      if (std::ferror(file_)) throw std::runtime_error(name_ + ": read error");
+      if (std::ferror(file_)) throw std::runtime_error(name_ + ": read error (" + std::generic_category().message(errno) + ")");
       at_eof_ = true;
     }
     stream_.next_in = input_.data();
@@ -174,6 +231,7 @@ class Bzip2Source {
   bz_stream stream_{};       // libbz2's decoder state and its input/output cursors
   bool in_stream_ = false;
   bool at_eof_ = false;
+  std::int64_t streams_ = 0;  // complete streams read
 };
 #endif
 

@@ -18,10 +18,14 @@
 ///   `+` is accepted, `nan` and `inf` are not). An SVMlight `qid:N` right after the labels is
 ///   checked to be an integer and otherwise ignored. Explicit zeros are kept as stored entries.
 /// - Blank lines and comment-only lines are skipped; they still count in line numbers.
-/// - Multilabel files (`l1,l2,... idx:val ...`, a line with no label starts with a blank) are
-///   detected by a comma in a label field or a line that starts with a blank and then a
-///   feature, or forced through `LibsvmOptions::label_format`. Otherwise a line without a
-///   label is an error. Duplicate labels within one line are merged.
+/// - Multilabel files (`l1,l2,... idx:val ...`, a line may have no label) are detected by a
+///   comma in some label field, or forced through `LibsvmOptions::label_format`. Otherwise
+///   the file is multiclass and a line without a label is an error at its position (a line
+///   that starts with a blank and a feature does not make a file multilabel: it is what one
+///   deleted byte does to a multiclass line). Duplicate labels within one line are merged.
+/// - A value below the smallest subnormal of Scalar (`1e-400`, `1e-5000` for double) is read
+///   as 0 (or the nearest subnormal), as strtod does; one above the largest finite value is
+///   an error.
 ///
 /// Any malformed input throws `ParseError` whose `what()` is `file:line:column: message`;
 /// nothing is skipped silently and no input crashes the reader.
@@ -63,14 +67,15 @@
 #include <vector>
 
 #include "../data/dataset.hpp"
+#include "detail/number.hpp"
 #include "parse_error.hpp"
 
 namespace sparsemc::io {
 
 /// How label fields are read.
 enum class LabelFormat {
-  detect,      ///< multilabel when a label field has a comma or a line starts with a blank
-               ///< and has no label; else multiclass
+  detect,      ///< multilabel when some label field has a comma; else multiclass (and a
+               ///< line without a label is an error)
   multiclass,  ///< exactly one label per line; a comma or a missing label is an error
   multilabel,  ///< comma-separated label sets; a line may have none
 };
@@ -325,9 +330,10 @@ class LibsvmParser {
     while (!is_separator(*end)) has_colon |= (*end++ == ':');
     if (has_colon) {
       if (options_.label_format == LabelFormat::multiclass) fail(p, "missing label before the first feature");
-      if (p != line_start_) {  // the multilabel way of writing an empty label set
-        saw_multilabel_sign_ = true;
-      } else if (missing_label_line_ == 0) {
+      // An empty label set: fine in a multilabel file, an error in a multiclass one. Whether the
+      // line starts with a blank does not matter (one deleted byte must not turn a multiclass
+      // file into a multilabel one); only a label list with a comma marks a file multilabel.
+      if (missing_label_line_ == 0) {
         missing_label_line_ = line_;
         missing_label_column_ = (p - line_start_) + 1;
       }
@@ -477,13 +483,8 @@ class LibsvmParser {
     if (e == v) fail(v, "missing value after ':'");
     if (ec == std::errc::invalid_argument || r != e) fail(v, "value " + quote(v, e) + " is not a number");
     if (ec == std::errc::result_out_of_range) {
-      long double wide = 0;
-      const auto [rw, ecw] = std::from_chars(s, e, wide);
-      if (ecw == std::errc{} && rw == e && std::fabs(wide) <= std::numeric_limits<Scalar>::max()) {
-        value = static_cast<Scalar>(wide);
-        return e;
-      }
-      fail(v, "value " + quote(v, e) + " is out of the range of " + (sizeof(Scalar) == 4 ? "float" : "double"));
+      if (round_out_of_range(s, e, value)) return e;  // underflow: 0 or the nearest subnormal
+      fail(v, "value " + quote(v, e) + " overflows " + (sizeof(Scalar) == 4 ? "float" : "double"));
     }
     fail(v, "value " + quote(v, e) + " is NaN or infinite");
   }
@@ -608,6 +609,8 @@ class StreamSource {
 class FileSource {
  public:
   explicit FileSource(const std::filesystem::path& path) : name_(path.string()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(name_ + ": cannot read: is a directory");
     file_ = std::fopen(name_.c_str(), "rb");
     if (file_ == nullptr)
       throw std::runtime_error(name_ + ": cannot open (" + std::generic_category().message(errno) + ")");
@@ -623,7 +626,8 @@ class FileSource {
   }
   std::size_t read(char* dst, std::size_t capacity) {
     const std::size_t got = std::fread(dst, 1, capacity, file_);
-    if (got < capacity && std::ferror(file_)) throw std::runtime_error(name_ + ": read error");
+    if (got < capacity && std::ferror(file_))
+      throw std::runtime_error(name_ + ": read error (" + std::generic_category().message(errno) + ")");
     return got;
   }
 

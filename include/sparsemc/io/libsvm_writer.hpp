@@ -6,7 +6,9 @@
 /// Each line is `labels idx:val ...` with the sample's labels as read (the label table maps
 /// class indices back), comma-separated when there are several; a sample with no label
 /// starts with a blank, as in the multilabel files of the Extreme Classification repository.
-/// A multiclass dataset therefore gives a classic LIBSVM file. Values are printed with
+/// A multiclass dataset therefore gives a classic LIBSVM file. A multilabel dataset in which
+/// no sample has two labels has no comma in its text: read it back with
+/// `LabelFormat::multilabel` (the reader detects multilabel files by their commas only). Values are printed with
 /// `std::to_chars` in the shortest form that reads back to the same float or double.
 /// A sample with neither a label nor a feature is written ` qid:0` (a blank line would be
 /// skipped by readers). Non-finite values cannot be written and throw.
@@ -22,13 +24,13 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "../data/dataset.hpp"
+#include "atomic_file.hpp"
 
 namespace sparsemc::io {
 
@@ -94,15 +96,12 @@ void write_libsvm(std::ostream& out, const Dataset<Scalar, Index>& data, const L
   write_libsvm(out, data.csr(), data.labels().view(), data.encoder(), options);
 }
 
-/// Writes a Dataset to a file (created or truncated).
+/// Writes a Dataset to a file, atomically (io/atomic_file.hpp: written to a temporary file
+/// in the same directory and renamed over `path`; a failed write keeps the old file).
 template <RealScalar Scalar, StorageIndex Index>
 void write_libsvm(const std::filesystem::path& path, const Dataset<Scalar, Index>& data,
                   const LibsvmWriteOptions& options = {}) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw std::runtime_error(path.string() + ": cannot open for writing");
-  write_libsvm(out, data, options);
-  out.close();
-  if (!out) throw std::runtime_error(path.string() + ": write error");
+  write_file_atomically(path, [&](std::ostream& out) { write_libsvm(out, data, options); });
 }
 
 }  // namespace sparsemc::io

@@ -1,12 +1,12 @@
 #pragma once
 /// \file model_io.hpp
-/// Save and load a `LinearModel` in sparsemc's native sparse text format (version 1): a
-/// header of `key value` lines, then only the nonzero feature rows of W. Numbers are
-/// written by `std::to_chars` in the shortest form that reads back to the same bits, so
-/// save → load is exact for float and double models (docs/model-format.md has the full
-/// specification). Example of a file (K = 3, two stored rows):
+/// Save and load a `LinearModel` in sparsemc's native sparse text format (version 3; versions
+/// 1 and 2 are read too): a header of `key value` lines, then only the nonzero feature rows of
+/// W, then `end`. Numbers are written by `std::to_chars` in the shortest form that reads back
+/// to the same bits, so save → load is exact for float and double models
+/// (docs/model-format.md has the full specification). Example of a file (K = 3, two stored rows):
 ///
-///     sparsemc-model 1
+///     sparsemc-model 3
 ///     scalar double
 ///     n_features 181
 ///     n_classes 3
@@ -20,22 +20,29 @@
 ///     mu 0
 ///     status converged
 ///     rows 2
+///     entries 6
+///     layout dense
 ///     4 0.125 -1.5 0
 ///     17 2.5e-07 0 -0.75
+///     end
 ///
 /// - Lines end in LF (CRLF is accepted); tokens are separated by spaces or tabs.
 /// - The header keys come in exactly this order. `scalar` is the type of the stored weights
 ///   (`float` or `double`). `intercept` is `none` or K numbers. `bias` ≥ 0 marks the last
 ///   feature as LIBLINEAR's constant bias feature (see ModelProvenance::bias). `loss`,
 ///   `penalty`, `solver`, `status` take the rest of the line (may be empty). `lambda` and `mu`
-///   may be `nan` when unknown (e.g. a model imported from LIBLINEAR).
-/// - `rows R` is followed by R lines `feature_index v_1 … v_K`: 0-based feature indices,
-///   strictly increasing, below n_features; K finite values each.
-/// - Version 2 is the same file with sparse rows: `sparsemc-model 2` on line 1, and each of the
-///   R lines is `feature_index k:v …` with 0-based class indices k strictly increasing below K
-///   and finite v (at least one entry). `save_model` writes version 2 when under half of the
-///   stored rows' |support|·K values are nonzero (extreme classification: a row keeps a few of
-///   K = 16000 classes), else version 1; both read back to the same model.
+///   are numbers >= 0, or `nan` when unknown (e.g. a model imported from LIBLINEAR).
+/// - `rows R` is followed by `entries E` (the stored values), `layout dense` or `layout sparse`,
+///   the R row lines and a last line `end`, so that a cut file is an error wherever it is cut.
+///   Dense rows are `feature_index v_1 … v_K` (E = R·K): 0-based feature indices, strictly
+///   increasing, below n_features; K finite values each. Sparse rows are `feature_index k:v …`
+///   with 0-based class indices k strictly increasing below K and finite v (at least one
+///   entry). `save_model` writes sparse rows when under half of the stored rows' |support|·K
+///   values are nonzero (extreme classification: a row keeps a few of K = 16000 classes).
+/// - Version 1 (dense rows) and version 2 (sparse rows) have no `entries`, `layout` or `end`
+///   lines; they are read as before.
+/// - Counts are checked against the bytes that follow them before anything is sized by them,
+///   and nothing is sized by n_features: memory follows the stored entries.
 /// - Loading a `float` file into a double model is exact; loading a `double` file into a
 ///   float model rounds each value once, to nearest.
 ///
@@ -69,8 +76,8 @@
 
 namespace sparsemc::io {
 
-/// The native format versions this sparsemc writes and reads: 1 (dense rows) and 2 (sparse rows).
-inline constexpr int native_model_format_version = 2;
+/// The native format version this sparsemc writes (3); it reads 1, 2 and 3.
+inline constexpr int native_model_format_version = 3;
 
 namespace detail {
 
@@ -146,7 +153,7 @@ template <RealScalar Scalar>
     out += '\n';
   };
   line("sparsemc-model");
-  detail::append_number(out, sparse_rows ? 2 : 1);
+  detail::append_number(out, native_model_format_version);
   out += "\nscalar ";
   out += std::is_same_v<Scalar, float> ? "float" : "double";
   out += '\n';
@@ -180,6 +187,11 @@ template <RealScalar Scalar>
   line("rows");
   detail::append_number(out, model.nnz_rows());
   out += '\n';
+  // Version 3: the number of stored values and the row layout, so that a reader sizes its
+  // arrays by what it can check, and an `end` line after the rows (a cut file is detected).
+  line("entries");
+  detail::append_number(out, numbers / (sparse_rows ? 2 : 1));
+  out += sparse_rows ? "\nlayout sparse\n" : "\nlayout dense\n";
   std::vector<Scalar> dense_row(sparse_rows ? 0 : static_cast<std::size_t>(K), Scalar(0));
   for (std::size_t r = 0; r < model.support().size(); ++r) {
     detail::append_number(out, model.support()[r]);
@@ -197,6 +209,7 @@ template <RealScalar Scalar>
     }
     out += '\n';
   }
+  out += "end\n";
   return out;
 }
 
@@ -220,20 +233,20 @@ template <RealScalar Scalar = double>
   using Vector = typename LinearModel<Scalar>::Vector;
   detail::TextCursor in(text, std::move(source));
 
-  // Line 1: magic word and version (1: dense rows, 2: sparse rows). A future version is
-  // refused here rather than misread further down.
-  in.require_line("the header 'sparsemc-model 1' or 'sparsemc-model 2'");
+  // Line 1: magic word and version (1: dense rows, 2: sparse rows, 3: either, with a count of
+  // stored values and an end marker). A future version is refused here rather than misread.
+  in.require_line("the header 'sparsemc-model N' (N = 1, 2 or 3)");
   in.expect_keyword("sparsemc-model");
-  bool sparse_rows = false;
+  int version = 0;
   {
     const detail::Token t = in.expect_token("the format version");
-    const auto version = in.parse<int>(t, "a format version");
-    if (version != 1 && version != 2)
-      in.fail(t.column, "unsupported format version " + std::to_string(version) + " (this sparsemc reads versions 1 and " +
+    version = in.parse<int>(t, "a format version");
+    if (version < 1 || version > native_model_format_version)
+      in.fail(t.column, "unsupported format version " + std::to_string(version) + " (this sparsemc reads versions 1 to " +
                             std::to_string(native_model_format_version) + ")");
-    sparse_rows = version == 2;
     in.expect_end_of_line("the format version");
   }
+  bool sparse_rows = version == 2;
 
   // Each header line: keyword, value(s), end of line.
   const auto header = [&in](std::string_view key) {
@@ -259,7 +272,9 @@ template <RealScalar Scalar = double>
     return in.parse<Scalar>(t, what);
   };
 
-  // Shape: d (with the bias feature, if any) and K ≥ 1, then K distinct labels.
+  // Shape: d (with the bias feature, if any) and K ≥ 1, then K distinct labels. Nothing is
+  // sized by d (the model stores only its rows), and K is checked against the bytes that
+  // follow (each label takes at least two) before anything is sized by it.
   header("n_features");
   const detail::Token features_token = in.expect_token("the number of features");
   const auto n_features = in.parse<std::int64_t>(features_token, "a number of features");
@@ -270,18 +285,24 @@ template <RealScalar Scalar = double>
   const detail::Token classes_token = in.expect_token("the number of classes");
   const auto K = in.parse<ClassIndex>(classes_token, "a number of classes");
   if (K < 1) in.fail(classes_token.column, "the number of classes must be >= 1");
+  if (K > in.bytes_left() / 2 + 1)
+    in.fail(classes_token.column, "n_classes " + std::to_string(K) + " is more labels than the rest of the file (" +
+                                      std::to_string(in.bytes_left()) + " bytes) can hold");
   in.expect_end_of_line("n_classes");
 
   header("labels");
-  std::vector<Label> labels(static_cast<std::size_t>(K));
+  std::vector<Label> labels;
+  std::vector<std::int64_t> label_columns;
+  labels.reserve(static_cast<std::size_t>(K));
+  label_columns.reserve(static_cast<std::size_t>(K));
   for (ClassIndex k = 0; k < K; ++k) {
     const detail::Token t = in.token();
     if (t.empty()) in.fail(t.column, "expected " + std::to_string(K) + " labels, the line has " + std::to_string(k));
-    labels[static_cast<std::size_t>(k)] = in.parse<Label>(t, "an integer label");
-    for (ClassIndex m = 0; m < k; ++m)
-      if (labels[static_cast<std::size_t>(m)] == labels[static_cast<std::size_t>(k)])
-        in.fail(t.column, "label " + std::string(t.text) + " appears twice");
+    labels.push_back(in.parse<Label>(t, "an integer label"));
+    label_columns.push_back(t.column);
   }
+  if (const std::int64_t k = detail::first_repeat(labels); k >= 0)
+    in.fail(label_columns[static_cast<std::size_t>(k)], "label " + std::to_string(labels[static_cast<std::size_t>(k)]) + " appears twice");
   in.expect_end_of_line(std::to_string(K) + " labels");
 
   header("intercept");
@@ -311,12 +332,19 @@ template <RealScalar Scalar = double>
   prov.penalty = in.rest_of_line();
   header("solver");
   prov.solver = in.rest_of_line();
-  header("lambda");
-  prov.lambda = in.number<double>("lambda", /*allow_non_finite=*/true);
-  in.expect_end_of_line("lambda");
-  header("mu");
-  prov.mu = in.number<double>("mu", /*allow_non_finite=*/true);
-  in.expect_end_of_line("mu");
+  // λ and μ: NaN (unknown, e.g. an imported model) or what the flags accept, a finite
+  // number >= 0 (a tool evaluates the model with them).
+  const auto hyper_parameter = [&](const char* key) {
+    header(key);
+    const detail::Token t = in.expect_token(key);
+    const double x = in.parse<double>(t, key, /*allow_non_finite=*/true);
+    if (!std::isnan(x) && !(std::isfinite(x) && x >= 0))
+      in.fail(t.column, std::string(key) + " must be a number >= 0 (or nan: unknown), got " + detail::TextCursor::quote(t.text));
+    in.expect_end_of_line(key);
+    return x;
+  };
+  prov.lambda = hyper_parameter("lambda");
+  prov.mu = hyper_parameter("mu");
   header("status");
   prov.status = in.rest_of_line();
 
@@ -325,17 +353,52 @@ template <RealScalar Scalar = double>
   const auto n_rows = in.parse<std::int64_t>(rows_token, "a number of rows");
   if (n_rows < 0 || n_rows > n_features)
     in.fail(rows_token.column, "the number of rows must be in [0, n_features = " + std::to_string(n_features) + "]");
+  // Every row line takes at least 4 bytes ("j v" and its line end; 3 for an unterminated last one).
+  if (n_rows > (in.bytes_left() + 1) / 4)
+    in.fail(rows_token.column, "rows " + std::to_string(n_rows) + " is more rows than the rest of the file (" +
+                                   std::to_string(in.bytes_left()) + " bytes) can hold");
   in.expect_end_of_line("the number of rows");
 
-  // The stored rows: `index v_1 … v_K` (version 1) or `index k:v …` (version 2), indices
-  // strictly increasing (LinearModel's invariants, checked here so that errors have a position).
-  std::vector<std::int64_t> support(static_cast<std::size_t>(n_rows));
+  // Version 3: `entries E` (the stored values: R·K for dense rows, the pairs of sparse ones),
+  // then `layout dense|sparse`.
+  std::int64_t n_entries = -1;
+  std::int64_t entries_line = 0, entries_column = 0;
+  if (version >= 3) {
+    header("entries");
+    const detail::Token t = in.expect_token("the number of stored values");
+    entries_line = in.line_number();
+    entries_column = t.column;
+    n_entries = in.parse<std::int64_t>(t, "a number of stored values");
+    // At least one value per row, at most K; each takes at least 2 bytes.
+    if (n_entries < n_rows || (n_rows > 0 && (n_entries - 1) / n_rows >= K) || (n_rows == 0 && n_entries != 0))
+      in.fail(t.column, "entries " + std::to_string(n_entries) + " does not fit " + std::to_string(n_rows) + " rows of " +
+                            std::to_string(K) + " classes");
+    if (n_entries > (in.bytes_left() + 1) / 2)
+      in.fail(t.column, "entries " + std::to_string(n_entries) + " is more values than the rest of the file (" +
+                            std::to_string(in.bytes_left()) + " bytes) can hold");
+    in.expect_end_of_line("the number of stored values");
+    header("layout");
+    const detail::Token l = in.expect_token("'dense' or 'sparse'");
+    if (l.text == "sparse") sparse_rows = true;
+    else if (l.text != "dense") in.fail(l.column, "expected 'dense' or 'sparse', got " + detail::TextCursor::quote(l.text));
+    if (!sparse_rows && n_entries != n_rows * K)
+      in.fail_at(entries_line, entries_column, "entries " + std::to_string(n_entries) + " must be rows · n_classes = " +
+                                                    std::to_string(n_rows * K) + " for dense rows");
+    in.expect_end_of_line("the layout");
+  }
+
+  // The stored rows: `index v_1 … v_K` (dense) or `index k:v …` (sparse), indices strictly
+  // increasing (LinearModel's invariants, checked here so that errors have a position). The
+  // arrays grow with what is read; the counts above only bound them.
+  std::vector<std::int64_t> support;
+  support.reserve(static_cast<std::size_t>(n_rows));
   std::vector<std::int64_t> row_start{0};
+  row_start.reserve(static_cast<std::size_t>(n_rows) + 1);
   std::vector<ClassIndex> classes;
   std::vector<Scalar> weights;
-  if (!sparse_rows) {
-    classes.resize(static_cast<std::size_t>(n_rows * K));
-    weights.resize(classes.size());
+  if (n_entries >= 0) {
+    classes.reserve(static_cast<std::size_t>(n_entries));
+    weights.reserve(static_cast<std::size_t>(n_entries));
   }
   for (std::int64_t r = 0; r < n_rows; ++r) {
     if (!in.next_line())
@@ -344,26 +407,47 @@ template <RealScalar Scalar = double>
     const auto j = in.parse<std::int64_t>(t, "a feature index");
     if (j < 0 || j >= n_features)
       in.fail(t.column, "feature index " + std::to_string(j) + " is outside [0, " + std::to_string(n_features) + ")");
-    if (r > 0 && j <= support[static_cast<std::size_t>(r - 1)])
+    if (r > 0 && j <= support.back())
       in.fail(t.column, "feature index " + std::to_string(j) + " does not increase (previous row: " +
-                            std::to_string(support[static_cast<std::size_t>(r - 1)]) + ")");
-    support[static_cast<std::size_t>(r)] = j;
+                            std::to_string(support.back()) + ")");
+    support.push_back(j);
     if (sparse_rows) {
       read_sparse_row(in, K, file_is_float, classes, weights);
     } else {
       for (ClassIndex k = 0; k < K; ++k) {
-        const auto p = static_cast<std::size_t>(r * K + k);
-        classes[p] = k;
-        weights[p] = value("weight", k, K);
+        classes.push_back(k);
+        weights.push_back(value("weight", k, K));
       }
       if (!in.at_end_of_line())
         in.fail(in.peek().column, "expected " + std::to_string(K) + " weights, the line has more");
     }
-    row_start.push_back(sparse_rows ? static_cast<std::int64_t>(classes.size()) : (r + 1) * K);
+    if (n_entries >= 0 && static_cast<std::int64_t>(classes.size()) > n_entries)
+      in.fail(t.column, "more stored values than 'entries " + std::to_string(n_entries) + "' (line " +
+                            std::to_string(entries_line) + ")");
+    row_start.push_back(static_cast<std::int64_t>(classes.size()));
   }
-  // Only blank lines may follow: a longer row list than announced is an error, not ignored.
+  if (n_entries >= 0 && static_cast<std::int64_t>(classes.size()) != n_entries)
+    in.fail_at(entries_line, entries_column, "entries " + std::to_string(n_entries) + ", but the rows hold " +
+                                                 std::to_string(classes.size()) + " values");
+  // Version 3 ends with `end`: a file cut anywhere before it is an error, even inside the last
+  // weight. Only blank lines may follow (versions 1 and 2: after the rows), so a longer row list
+  // than announced is an error, not ignored.
+  if (version >= 3) {
+    bool ended = false;
+    while (!ended && in.next_line()) {
+      if (in.at_end_of_line()) continue;
+      const detail::Token t = in.token();
+      if (t.text != "end")
+        in.fail(t.column, "expected 'end' after the " + std::to_string(n_rows) + " rows, got " + detail::TextCursor::quote(t.text));
+      in.expect_end_of_line("'end'");
+      ended = true;
+    }
+    if (!ended) in.fail_at_end("unexpected end of file: no 'end' line after the rows (the file is truncated)");
+  }
   while (in.next_line())
-    if (!in.at_end_of_line()) in.fail(in.token().column, "unexpected content after the last of the " + std::to_string(n_rows) + " rows");
+    if (!in.at_end_of_line())
+      in.fail(in.token().column, version >= 3 ? std::string("unexpected content after 'end'")
+                                              : "unexpected content after the last of the " + std::to_string(n_rows) + " rows");
 
   LinearModel<Scalar> model(n_features, std::move(support), std::move(row_start), std::move(classes), std::move(weights),
                             std::move(intercept), std::move(labels));

@@ -2,7 +2,7 @@
 /// \file staged_model_io.hpp
 /// Save and load a `StagedModel` (calibrated least squares, stagewise regression;
 /// model/staged_model.hpp) as text. The file is a header, then one block per stage; each
-/// stage's linear part is embedded as a complete native `sparsemc-model 1` text
+/// stage's linear part is embedded as a complete native `sparsemc-model` text (version 3)
 /// (io/model_io.hpp, docs/model-format.md), so numbers round-trip bit for bit as there:
 ///
 ///     sparsemc-staged-model 1
@@ -33,6 +33,7 @@
 /// \endcode
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <istream>
@@ -53,6 +54,9 @@ namespace sparsemc::io {
 
 /// The staged-model format version this sparsemc writes and reads.
 inline constexpr int staged_model_format_version = 1;
+
+/// The largest random-feature generator (d · p weights, drawn on load) a file may ask for.
+inline constexpr std::int64_t max_random_feature_entries = std::int64_t{1} << 28;
 
 /// The model as text (see the file comment).
 template <RealScalar Scalar>
@@ -162,16 +166,30 @@ template <RealScalar Scalar = double>
   if (n_features < 0) in.fail(0, "the number of features must be >= 0");
   in.expect_end_of_line("n_features");
   header("n_classes");
-  const auto K = in.number<ClassIndex>("the number of classes");
-  if (K < 1) in.fail(0, "the number of classes must be >= 1");
+  const detail::Token classes_token = in.expect_token("the number of classes");
+  const auto K = in.parse<ClassIndex>(classes_token, "the number of classes");
+  if (K < 1) in.fail(classes_token.column, "the number of classes must be >= 1");
+  // Counts are checked against the bytes that follow before anything is sized by them.
+  if (K > in.bytes_left() / 2 + 1)
+    in.fail(classes_token.column, "n_classes " + std::to_string(K) + " is more labels than the rest of the file (" +
+                                      std::to_string(in.bytes_left()) + " bytes) can hold");
   in.expect_end_of_line("n_classes");
   header("labels");
-  std::vector<Label> labels(static_cast<std::size_t>(K));
-  for (auto& l : labels) l = in.number<Label>("a label");
+  std::vector<Label> labels;
+  std::vector<std::int64_t> label_columns;
+  labels.reserve(static_cast<std::size_t>(K));
+  for (ClassIndex k = 0; k < K; ++k) {
+    const detail::Token t = in.expect_token("a label");
+    labels.push_back(in.parse<Label>(t, "a label"));
+    label_columns.push_back(t.column);
+  }
+  if (const std::int64_t k = detail::first_repeat(labels); k >= 0)
+    in.fail(label_columns[static_cast<std::size_t>(k)], "label " + std::to_string(labels[static_cast<std::size_t>(k)]) + " appears twice");
   in.expect_end_of_line(std::to_string(K) + " labels");
   header("calibration_degree");
-  const int degree = in.number<int>("the calibration degree");
-  if (degree < 1) in.fail(0, "the calibration degree must be >= 1");
+  const detail::Token degree_token = in.expect_token("the calibration degree");
+  const int degree = in.parse<int>(degree_token, "the calibration degree");
+  if (degree < 1) in.fail(degree_token.column, "the calibration degree must be >= 1");
   in.expect_end_of_line("calibration_degree");
   ModelProvenance prov;
   header("loss");
@@ -179,7 +197,13 @@ template <RealScalar Scalar = double>
   header("solver");
   prov.solver = in.rest_of_line();
   header("mu");
-  prov.mu = in.number<double>("mu", /*allow_non_finite=*/true);
+  {
+    // μ: NaN (unknown) or what --mu accepts, a finite number >= 0.
+    const detail::Token t = in.expect_token("mu");
+    prov.mu = in.parse<double>(t, "mu", /*allow_non_finite=*/true);
+    if (!std::isnan(prov.mu) && !(std::isfinite(prov.mu) && prov.mu >= 0))
+      in.fail(t.column, "mu must be a number >= 0 (or nan: unknown), got " + detail::TextCursor::quote(t.text));
+  }
   in.expect_end_of_line("mu");
   header("status");
   prov.status = in.rest_of_line();
@@ -205,6 +229,10 @@ template <RealScalar Scalar = double>
       const auto p = in.number<std::int64_t>("the number of random features");
       const auto sigma = in.number<double>("the bandwidth");
       if (p < 1 || !(sigma > 0)) in.fail(0, "random features need p >= 1 and a bandwidth > 0");
+      // The generator Ω (d × p) is drawn on load: bound it, as it is not in the file.
+      if (p > max_random_feature_entries || n_features > max_random_feature_entries / p)
+        in.fail(0, "random features of " + std::to_string(n_features) + " × " + std::to_string(p) +
+                       " exceed the limit of " + std::to_string(max_random_feature_entries) + " generated weights");
       stage.features = Model::Features::rff;
       // Consecutive stages on the same features (calibrated least squares on φ(x)) copy the
       // previous stage's generator instead of drawing it again.
@@ -224,6 +252,8 @@ template <RealScalar Scalar = double>
       in.expect_end_of_line("'none'");
     } else {
       const auto rows = in.number<std::int64_t>("the number of calibration rows");
+      if (rows > (in.bytes_left() + 1) / 2 / K)
+        in.fail(0, "calibration " + std::to_string(rows) + " is more rows than the rest of the file can hold");
       if (rows != static_cast<std::int64_t>(degree) * K + 1)
         in.fail(0, "the calibration must have calibration_degree · n_classes + 1 = " +
                        std::to_string(static_cast<std::int64_t>(degree) * K + 1) + " rows");
@@ -238,6 +268,7 @@ template <RealScalar Scalar = double>
     header("model_lines");
     const auto lines = in.number<std::int64_t>("the number of model lines");
     if (lines < 1) in.fail(0, "model_lines must be >= 1");
+    if (lines > in.bytes_left()) in.fail(0, "model_lines " + std::to_string(lines) + " is more lines than the file has left");
     in.expect_end_of_line("model_lines");
     const std::int64_t first_line = in.line_number() + 1;
     std::string embedded;

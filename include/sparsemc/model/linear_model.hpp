@@ -222,7 +222,7 @@ class LinearModel {
 
   /// Row r of W for feature j, or −1 if the row is zero.
   [[nodiscard]] std::int64_t row_of_feature(std::int64_t j) const noexcept {
-    return (j >= 0 && j < n_features_) ? row_of_feature_[static_cast<std::size_t>(j)] : -1;
+    return (j >= 0 && j < n_features_) ? row_at(j) : -1;
   }
 
   /// Features the data supplies: n_features(), minus the bias feature when there is one.
@@ -255,7 +255,7 @@ class LinearModel {
     const std::int64_t data_features = n_data_features();
     for (auto [j, x_j] : x) {
       if (j >= data_features) break;
-      const std::int64_t r = row_of_feature_[static_cast<std::size_t>(j)];
+      const std::int64_t r = row_at(static_cast<std::int64_t>(j));
       if (r >= 0) add_row(s, static_cast<std::size_t>(r), x_j);
     }
     finish_scores(s);
@@ -479,11 +479,25 @@ class LinearModel {
       s[classes_[q]] += x_j * weights_[q];
     }
   }
+  /// The feature → row lookup: a table of d entries when d is small or the rows are many
+  /// (O(1) per lookup), else a binary search in support_ (O(log |support|)), so that memory
+  /// follows the stored rows and not d (a model of hashed features, or a file's n_features).
   void build_row_of_feature() {
+    row_of_feature_.clear();
+    const auto d = static_cast<std::uint64_t>(n_features_);
+    if (d > kDenseLookupFeatures && d > 8 * static_cast<std::uint64_t>(support_.size())) return;
     row_of_feature_.assign(static_cast<std::size_t>(n_features_), -1);
     for (std::size_t r = 0; r < support_.size(); ++r)
       row_of_feature_[static_cast<std::size_t>(support_[r])] = static_cast<std::int64_t>(r);
   }
+  /// Row of feature j in [0, d), or −1.
+  [[nodiscard]] std::int64_t row_at(std::int64_t j) const noexcept {
+    if (!row_of_feature_.empty()) return row_of_feature_[static_cast<std::size_t>(j)];
+    const auto it = std::lower_bound(support_.begin(), support_.end(), j);
+    return (it != support_.end() && *it == j) ? static_cast<std::int64_t>(it - support_.begin()) : -1;
+  }
+  /// d up to which the lookup is always a table (8 MiB).
+  static constexpr std::uint64_t kDenseLookupFeatures = std::uint64_t{1} << 20;
   /// Sorted (label, class) pairs for class_of(); rejects a label table with duplicates.
   void build_label_index() {
     label_index_.resize(labels_.size());
@@ -516,7 +530,7 @@ class LinearModel {
   template <class Row>
   void finish_scores(Row& s) const {
     if (provenance_.bias >= 0 && n_features_ > 0) {
-      const std::int64_t r = row_of_feature_[static_cast<std::size_t>(n_features_ - 1)];
+      const std::int64_t r = row_at(n_features_ - 1);
       if (r >= 0) add_row(s, static_cast<std::size_t>(r), static_cast<Scalar>(provenance_.bias));
     }
     if (has_intercept()) s += intercept_.transpose();
@@ -615,7 +629,7 @@ class LinearModel {
   std::vector<Scalar> weights_;          // the nonzero weights, row by row
   Vector intercept_;
   std::vector<Label> labels_;
-  std::vector<std::int64_t> row_of_feature_;               // d entries: row of W or −1
+  std::vector<std::int64_t> row_of_feature_;               // empty, or d entries: row of W or −1
   std::vector<std::pair<Label, ClassIndex>> label_index_;  // (label, class) sorted by label
   ModelProvenance provenance_;
 };

@@ -3,6 +3,8 @@
 /// Internal: line/token scanning with positions and shortest round-trip number formatting,
 /// shared by the native and LIBLINEAR model readers/writers. Not part of the public API.
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -16,17 +18,33 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
+#include "../atomic_file.hpp"
+#include "number.hpp"
 #include "../parse_error.hpp"
 
 namespace sparsemc::io::detail {
 
-/// The whole content of a file; throws std::runtime_error if it cannot be read.
+/// The whole content of a file; throws std::runtime_error naming the file if it cannot be
+/// read (missing, a directory, a read error).
 inline std::string read_model_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::runtime_error(path.string() + ": cannot read the model file: is a directory");
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open model file '" + path.string() + "' for reading");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw std::runtime_error("error while reading model file '" + path.string() + "'");
+  if (!in)
+    throw std::runtime_error(path.string() + ": cannot open the model file" +
+                             (errno != 0 ? " (" + std::generic_category().message(errno) + ")" : std::string()));
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure& e) {  // libstdc++ throws from underflow on EISDIR, EIO
+    throw std::runtime_error(path.string() + ": error while reading the model file (" + e.what() + ")");
+  }
+  if (in.bad()) throw std::runtime_error(path.string() + ": error while reading the model file");
   return text;
 }
 
@@ -37,13 +55,10 @@ inline std::string read_model_stream(std::istream& in) {
   return std::move(buffer).str();
 }
 
-/// Writes `text` to `path` (truncating); throws std::runtime_error on failure.
+/// Writes `text` to `path` atomically (io/atomic_file.hpp: a failed write keeps the old file);
+/// throws std::runtime_error naming the file on failure.
 inline void write_model_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot open model file '" + path.string() + "' for writing");
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.flush();
-  if (!out) throw std::runtime_error("error while writing model file '" + path.string() + "'");
+  write_file_atomically(path, std::string_view(text));
 }
 
 /// Appends the shortest decimal text that reads back to exactly `value` (std::to_chars).
@@ -53,6 +68,19 @@ void append_number(std::string& out, T value) {
   const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
   (void)ec;  // 64 characters hold any int64 and any shortest float/double
   out.append(buffer, end);
+}
+
+/// The position in `values` of the first value that repeats an earlier one (its second
+/// occurrence, the earliest such), or -1: O(K log K), for label tables of any size.
+template <class T>
+[[nodiscard]] std::int64_t first_repeat(const std::vector<T>& values) {
+  std::vector<std::pair<T, std::int64_t>> sorted(values.size());
+  for (std::size_t k = 0; k < values.size(); ++k) sorted[k] = {values[k], static_cast<std::int64_t>(k)};
+  std::sort(sorted.begin(), sorted.end());
+  std::int64_t first = -1;
+  for (std::size_t k = 1; k < sorted.size(); ++k)
+    if (sorted[k].first == sorted[k - 1].first && (first < 0 || sorted[k].second < first)) first = sorted[k].second;
+  return first;
 }
 
 /// A whitespace-separated token and its 1-based column.
@@ -86,6 +114,11 @@ class TextCursor {
   }
 
   [[nodiscard]] std::int64_t line_number() const noexcept { return line_number_; }
+  /// Bytes of the text after the current line: an upper bound on what later lines can hold,
+  /// against which counts announced in a header are checked before anything is sized by them.
+  [[nodiscard]] std::int64_t bytes_left() const noexcept { return static_cast<std::int64_t>(text_.size() - next_); }
+  /// Bytes of the current line after the cursor.
+  [[nodiscard]] std::int64_t bytes_left_on_line() const noexcept { return static_cast<std::int64_t>(line_.size() - pos_); }
   [[nodiscard]] const std::string& source() const noexcept { return source_; }
   /// True when only spaces and tabs remain on the current line.
   [[nodiscard]] bool at_end_of_line() {
@@ -151,7 +184,13 @@ class TextCursor {
     } else {
       r = std::from_chars(first, last, value);
     }
-    if (r.ec == std::errc::result_out_of_range) fail(t.column, std::string(what) + " " + quote(t.text) + " is out of range");
+    if (r.ec == std::errc::result_out_of_range) {
+      // Underflow rounds to 0 or a subnormal (as strtod); overflow is an error.
+      if constexpr (std::is_floating_point_v<T>) {
+        if (r.ptr == last && round_out_of_range(first, last, value)) return value;
+      }
+      fail(t.column, std::string(what) + " " + quote(t.text) + " is out of range");
+    }
     if (r.ec != std::errc() || r.ptr != last) fail(t.column, "expected " + std::string(what) + ", got " + quote(t.text));
     if constexpr (std::is_floating_point_v<T>) {
       if (!allow_non_finite && !std::isfinite(value)) fail(t.column, std::string(what) + " " + quote(t.text) + " is not finite");
@@ -161,6 +200,10 @@ class TextCursor {
 
   [[noreturn]] void fail(std::int64_t column, std::string message) const {
     throw ParseError(source_, line_number_, column, std::move(message));
+  }
+  /// An error at an earlier position (a count whose contents turned out wrong).
+  [[noreturn]] void fail_at(std::int64_t line, std::int64_t column, std::string message) const {
+    throw ParseError(source_, line, column, std::move(message));
   }
   /// An error one past the last line (the file ended too early).
   [[noreturn]] void fail_at_end(std::string message) const {
