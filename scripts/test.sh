@@ -4,7 +4,8 @@
 #   2. every example program;
 #   3. an install into a temporary prefix and the downstream find_package(sparsemc) example,
 #      built with g++ and with clang;
-#   4. the benchmarks in their smoke form.
+#   4. the benchmarks in their smoke form;
+#   5. the readers' libFuzzer harnesses, 10 s each, when clang++-14 is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -43,6 +44,13 @@ for bench in build/release/bench/bench_*; do
 done
 if [ -x bench/compare ]; then
   bench/compare --smoke --build build/release >/dev/null
+fi
+
+echo "== Fuzzing the readers (short run; scripts/fuzz.sh SECONDS for a long one)"
+if command -v clang++-14 >/dev/null; then
+  scripts/fuzz.sh 10
+else
+  echo "-- skipped: clang++-14 not installed"
 fi
 
 echo "== Sanitizer build (ASan + UBSan) and tests"
