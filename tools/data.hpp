@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <optional>
@@ -49,7 +50,9 @@ template <class Scalar>
 Dataset<Scalar> read_dataset(const std::string& path, const ReadSpec& spec) {
   io::LibsvmOptions options;
   options.zero_based = spec.zero_based;
-  options.n_features = spec.n_features;
+  // A model's d beyond the 32-bit index of the tools' data (a file may claim 10^12 features
+  // and store a few rows): read any index; columns the model lacks score nothing.
+  options.n_features = spec.n_features <= std::numeric_limits<std::int32_t>::max() ? spec.n_features : 0;
   if (spec.multilabel) options.label_format = io::LabelFormat::multilabel;
   if (spec.labels != nullptr) {
     options.labels = *spec.labels;
@@ -120,6 +123,8 @@ Dataset<Scalar> append_bias(const Dataset<Scalar>& data, double bias) {
 /// ("sparsemc-model 1" or LIBLINEAR's "solver_type NAME").
 template <class Scalar>
 LinearModel<Scalar> load_model(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": cannot read the model file: is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open (" + std::generic_category().message(errno) + ")");
   std::string first;

@@ -28,7 +28,7 @@ struct EvalArgs {
   std::optional<std::string> loss, penalty;
   std::optional<double> lambda, mu;
   std::vector<std::string> class_weights;
-  bool zero_based = false, json = false;
+  bool zero_based = false, json = false, multilabel = false;
 };
 
 /// The model with its classes in increasing label order (the order the reader gives the data's
@@ -115,6 +115,7 @@ int evaluate(EvalArgs& args) {
   Dataset<double> data = read_dataset<double>(args.data_file, {.zero_based = args.zero_based,
                                                                .n_features = model.n_data_features(),
                                                                .labels = &table,
+                                                               .multilabel = args.multilabel,
                                                                .unknown_labels_are_errors = true});
   if (made.bias >= 0) data = append_bias(data, made.bias);
   if (!args.class_weights.empty()) data.set_class_weights(parse_class_weights(args.class_weights, data.encoder()));
@@ -141,6 +142,9 @@ int evaluate(EvalArgs& args) {
   });
   // The gap at the objective printed above (the two are computed the same way, in double).
   const double gap = certificate.gap(), relative = certificate.relative();  // NaN when not evaluated
+  // A non-finite objective (weights that overflow the scores) is a numerical failure: exit 3
+  // after the report, in text and JSON alike.
+  const bool finite = std::isfinite(value.total());
   if (args.json) {
     nlohmann::json j;
     j["objective"] = json_number(value.total());
@@ -159,6 +163,10 @@ int evaluate(EvalArgs& args) {
     std::printf("objective %.17g\nloss %.17g\npenalty %.17g\n%s\nnnz_rows %lld\n", value.total(), value.loss,
                 value.penalty, describe_gap(gap, relative).c_str(), static_cast<long long>(model.nnz_rows()));
   }
+  if (!finite)
+    throw NumericalError("the objective of " + args.model_file + " on " + args.data_file +
+                         " is not finite (loss part " + std::to_string(value.loss) + ", penalty part " +
+                         std::to_string(value.penalty) + ")");
   return exit_ok;
 }
 
@@ -203,6 +211,9 @@ int main(int argc, char** argv) {
       ->type_name("LABEL:W")
       ->allow_extra_args(false);
   app.add_flag("--zero-based", args.zero_based, wrap("feature indices in DATA start at 0 (default: at 1)"));
+  app.add_flag("--multilabel", args.multilabel,
+               wrap("read DATA as multilabel (a line may have no label) even when no line has a comma-separated "
+                    "label list (default: multilabel only when some line has one)"));
   app.add_flag("--json", args.json,
                wrap("print one JSON object: objective, loss_part, penalty_part, duality_gap, relative_gap, loss, "
                     "penalty, lambda, mu, samples, nnz, nnz_rows; duality_gap and relative_gap are null when not "

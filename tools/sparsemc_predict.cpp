@@ -2,7 +2,7 @@
 /// sparsemc-predict: applies a native or LIBLINEAR model to a LIBSVM file, writes the
 /// predicted labels and reports accuracy (multiclass) or precision@k (multilabel).
 
-#include <fstream>
+#include <sparsemc/io/atomic_file.hpp>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -18,12 +18,19 @@ namespace {
 struct PredictArgs {
   std::string test_file, model_file, output_file;
   int top_k = 1;
-  bool zero_based = false, json = false;
+  bool zero_based = false, json = false, multilabel = false;
 };
 
 int predict(const PredictArgs& args) {
   // A staged model (gls-cal, stagewise, gls on random features) predicts through its chain;
   // `model` then only carries its labels.
+  if (!args.output_file.empty() && args.output_file != "-") {
+    try {
+      io::check_writable(args.output_file);
+    } catch (const std::runtime_error& e) {
+      throw InputError(e.what());
+    }
+  }
   std::optional<StagedModel<double>> staged;
   if (is_staged_model_file(args.model_file)) staged = load_staged<double>(args.model_file);
   const LinearModel<double> model = staged ? label_carrier(*staged) : load_model<double>(args.model_file);
@@ -33,7 +40,8 @@ int predict(const PredictArgs& args) {
   // The test data is read with the model's features and label table.
   const LabelEncoder table(model.labels());
   const Dataset<double> test = read_dataset<double>(
-      args.test_file, {.zero_based = args.zero_based, .n_features = model.n_data_features(), .labels = &table});
+      args.test_file, {.zero_based = args.zero_based, .n_features = model.n_data_features(), .labels = &table,
+                       .multilabel = args.multilabel});
   Stopwatch watch;
   const auto k = static_cast<ClassIndex>(args.top_k);
   const ClassRanking top =
@@ -41,19 +49,25 @@ int predict(const PredictArgs& args) {
   const double seconds = watch.seconds();
 
   if (!args.output_file.empty()) {
-    std::ofstream file;
-    if (args.output_file != "-") {
-      file.open(args.output_file);
-      if (!file) throw InputError(args.output_file + ": cannot open for writing");
+    const auto write = [&](std::ostream& out) {
+      for (Eigen::Index i = 0; i < top.rows(); ++i) {
+        for (Eigen::Index r = 0; r < top.cols(); ++r)
+          out << (r ? " " : "") << model.labels()[static_cast<std::size_t>(top(i, r))];
+        out << '\n';
+      }
+      out.flush();
+    };
+    if (args.output_file == "-") {
+      write(std::cout);
+      if (!std::cout) throw InputError("<stdout>: write error");
+    } else {
+      // Atomically: a failed write (full disk) leaves an older OUTPUT as it was.
+      try {
+        io::write_file_atomically(args.output_file, write);
+      } catch (const std::runtime_error& e) {
+        throw InputError(e.what());
+      }
     }
-    std::ostream& out = args.output_file == "-" ? std::cout : file;
-    for (Eigen::Index i = 0; i < top.rows(); ++i) {
-      for (Eigen::Index r = 0; r < top.cols(); ++r)
-        out << (r ? " " : "") << model.labels()[static_cast<std::size_t>(top(i, r))];
-      out << '\n';
-    }
-    out.flush();
-    if (!out) throw InputError(args.output_file + ": write error");
   }
 
   const TestScore score = score_ranking(model, test, top);
@@ -106,6 +120,9 @@ int main(int argc, char** argv) {
       ->type_name("K")
       ->check(integer_at_least(1));
   app.add_flag("--zero-based", args.zero_based, wrap("feature indices in TEST start at 0 (default: at 1)"));
+  app.add_flag("--multilabel", args.multilabel,
+               wrap("read TEST as multilabel (a line may have no label) even when no line has a comma-separated "
+                    "label list (default: multilabel only when some line has one)"));
   app.add_flag("--json", args.json,
                wrap("print one JSON object instead of text: samples, classes, multilabel, top_k, accuracy, correct "
                     "and top_k_accuracy (multiclass) or precision_at_k (multilabel), predict_seconds (default: text)"));

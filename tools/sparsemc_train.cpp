@@ -37,7 +37,7 @@ struct TrainArgs {
   std::vector<std::string> class_weights;
   std::string path;  // N[:RATIO]
   std::vector<double> lambda_grid;  // --lambda-grid: the λ chosen from on --heldout
-  bool zero_based = false, use_float = false, verbose = false, json = false;
+  bool zero_based = false, use_float = false, verbose = false, json = false, multilabel = false;
   /// The tolerance in effect: --tol, else the solver's default (NaN for a solver without one).
   double tol = std::numeric_limits<double>::quiet_NaN();
 };
@@ -204,8 +204,11 @@ int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data,
 
 /// Trains (one λ or a path) in the given precision; returns the exit status.
 template <class Scalar>
-int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>& path) {
-  Dataset<Scalar> data = read_dataset<Scalar>(args.train_file, {.zero_based = args.zero_based});
+int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathSpec>& path) {
+  Dataset<Scalar> data = read_dataset<Scalar>(args.train_file, {.zero_based = args.zero_based, .multilabel = args.multilabel});
+  // auto chose before the data was read; a multilabel file may need another solver.
+  args.fit.multilabel = data.multilabel();
+  const SolverSpec& spec = args.solver == "auto" && args.fit.multilabel ? Registry::resolve("auto", args.fit) : resolved;
   const std::int64_t data_features = data.n_features();
   if (data.multilabel() && !loss_supports_multilabel(args.fit.loss))
     throw UsageError("--loss " + args.fit.loss + " does not support multilabel data (" + args.train_file +
@@ -218,7 +221,7 @@ int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>
     return read_dataset<Scalar>(file, {.zero_based = args.zero_based,
                                        .n_features = data_features,
                                        .labels = &data.encoder(),
-                                       .multilabel = data.multilabel()});
+                                       .multilabel = args.multilabel || data.multilabel()});
   };
   std::optional<Dataset<Scalar>> test, heldout;
   if (!args.test_file.empty()) test = read_like_training(args.test_file);
@@ -428,6 +431,10 @@ int main(int argc, char** argv) {
                wrap("stagewise with --loss least-squares: calibrate every stage (Algorithm 2's cubic link and "
                     "simplex projection) (default off)"));
   app.add_flag("--zero-based", args.zero_based, wrap("feature indices in the files start at 0 (default: at 1)"));
+  app.add_flag("--multilabel", args.multilabel,
+               wrap("read the files as multilabel (a line may have no label) even when no line has a "
+                    "comma-separated label list (default: multilabel only when some line has one; a line "
+                    "without a label in a multiclass file is an error at its file:line:column)"));
   app.add_flag("--float", args.use_float, wrap("compute in single precision (default: double)"));
   app.add_option("--model-format", args.model_format,
                  wrap("native (sparse text, exact) or liblinear (LIBLINEAR's model format, for liblinear-predict) "
@@ -533,6 +540,12 @@ int main(int argc, char** argv) {
     if (path && !loss_is_smooth(args.fit.loss))
       throw UsageError("--path: lambda_max is computed for smooth losses only (" + join(smooth_losses()) +
                        "); --loss " + args.fit.loss + " is not smooth");
+    // MODEL is written atomically at the end; fail now, not after a long solve, when it cannot be.
+    try {
+      sparsemc::io::check_writable(args.model_file);
+    } catch (const std::runtime_error& e) {
+      throw InputError(e.what());
+    }
 #ifdef SPARSEMC_USE_OPENMP
     omp_set_num_threads(args.fit.threads);
 #endif

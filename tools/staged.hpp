@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <string>
@@ -24,6 +25,8 @@ namespace sparsemc::tools {
 
 /// True when the file starts with the staged-model header ("sparsemc-staged-model").
 inline bool is_staged_model_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": cannot read the model file: is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open (" + std::generic_category().message(errno) + ")");
   std::string first;
