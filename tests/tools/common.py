@@ -218,6 +218,8 @@ def read_native_model(path):
             header[key] = rest
         i += 1
     n_rows = int(lines[i].split()[1])
+    while lines[i + 1].split()[0] in ("entries", "layout"):  # version 3: after 'rows', before the rows
+        i += 1
     labels = [int(x) for x in header["labels"]]
     d = int(header["n_features"][0])
     W = np.zeros((d, len(labels)))

@@ -54,7 +54,10 @@ inline std::filesystem::path directory_of(const std::filesystem::path& path) {
 class TemporaryFile {
  public:
   explicit TemporaryFile(const std::filesystem::path& target) : target_(target) {
-    std::string pattern = (directory_of(target) / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+    std::string hidden = target.filename().string();
+    hidden.insert(hidden.begin(), '.');
+    hidden += ".tmp-XXXXXX";
+    std::string pattern = (directory_of(target) / hidden).string();
     fd_ = ::mkstemp(pattern.data());
     if (fd_ < 0) throw_file_error(target, "cannot create a temporary file in its directory", errno);
     name_ = std::move(pattern);
