@@ -2,7 +2,10 @@
 // that prints CPU times, objectives of (1) and sparsity (driven by bench/fcbcfw_compare.sh, which
 // runs LIBLINEAR -s 4 side by side), and Google Benchmark kernels of one epoch.
 //
-//   bench_fcbcfw gen OUT n d K nnz_per_row seed sample_seed   write a LIBSVM file (generate())
+//   bench_fcbcfw gen OUT n d K nnz_per_row seed sample_seed [zipf]
+//                                                     write a LIBSVM file (generate()); with
+//                                                     zipf = s > 0, class k is drawn with
+//                                                     probability ∝ (k + 1)^−s (power-law sizes)
 //   bench_fcbcfw fit TRAIN [--C c] [--lambda-pd l] [--tol t] [--max-epochs m]
 //                [--search exact|bi|auto] [--target F] [--heldout FILE] [--test FILE]
 //                [--labels L] [--sweeps S]  (labels_per_search, active_sweeps)
@@ -48,7 +51,17 @@ double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC
 // `seed` draws the signatures (the "concepts"), `sample_seed` the samples: a test set is the same
 // seed with another sample_seed.
 CsrMatrix<double> generate(std::int64_t n, std::int64_t d, ClassIndex K, int per_row, std::uint64_t seed,
-                           std::uint64_t sample_seed, std::vector<ClassIndex>& y) {
+                           std::uint64_t sample_seed, std::vector<ClassIndex>& y, double zipf = 0.0) {
+  // Class sizes: uniform, or a power law (the cumulative weights, searched per sample).
+  std::vector<double> cumulative(static_cast<std::size_t>(K));
+  double total = 0;
+  for (ClassIndex k = 0; k < K; ++k) cumulative[static_cast<std::size_t>(k)] = total += std::pow(k + 1.0, -zipf);
+  auto draw_class = [&](Rng& rng) {
+    if (zipf == 0.0) return static_cast<ClassIndex>(uniform_index(rng, static_cast<std::uint64_t>(K)));
+    const double u = uniform_real(rng) * total;
+    const auto at = std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin();
+    return static_cast<ClassIndex>(std::min<std::ptrdiff_t>(at, K - 1));
+  };
   Rng signature_rng(seed);
   const int signature = 10;
   std::vector<std::int32_t> features(static_cast<std::size_t>(K) * signature);
@@ -59,7 +72,7 @@ CsrMatrix<double> generate(std::int64_t n, std::int64_t d, ClassIndex K, int per
   y.resize(static_cast<std::size_t>(n));
   std::vector<std::int32_t> cols;
   for (std::int64_t i = 0; i < n; ++i) {
-    const auto k = static_cast<ClassIndex>(uniform_index(rng, static_cast<std::uint64_t>(K)));
+    const ClassIndex k = draw_class(rng);
     y[static_cast<std::size_t>(i)] = k;
     cols.clear();
     for (int f = 0; f < per_row; ++f)
@@ -88,13 +101,14 @@ CsrMatrix<double> generate(std::int64_t n, std::int64_t d, ClassIndex K, int per
 }
 
 int generate_file(int argc, char** argv) {
-  if (argc != 9) {
-    std::cerr << "usage: bench_fcbcfw gen OUT n d K nnz_per_row seed sample_seed\n";
+  if (argc != 9 && argc != 10) {
+    std::cerr << "usage: bench_fcbcfw gen OUT n d K nnz_per_row seed sample_seed [zipf]\n";
     return 1;
   }
   std::vector<ClassIndex> y;
   const auto X = generate(std::atoll(argv[3]), std::atoll(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]),
-                          std::strtoull(argv[7], nullptr, 10), std::strtoull(argv[8], nullptr, 10), y);
+                          std::strtoull(argv[7], nullptr, 10), std::strtoull(argv[8], nullptr, 10), y,
+                          argc == 10 ? std::atof(argv[9]) : 0.0);
   std::ofstream out(argv[2]);
   char buffer[64];
   for (Eigen::Index i = 0; i < X.rows(); ++i) {

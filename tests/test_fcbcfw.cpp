@@ -1,6 +1,8 @@
 // FCBCFW (PD-Sparse Algorithm 1): optimality of the returned model, checked independently of
 // the solver — dense primal and dual recomputed here, a brute-force dual solver, directional
 // derivatives of the primal, LIBLINEAR -s 4 on dna, multilabel data, reproducibility, options.
+// The sequential dual method (SequentialDual, "sdm") for the ridge-only Crammer–Singer SVM is
+// checked here too, against FCBCFW's tight solves and LIBLINEAR -s 4.
 #include <catch2/catch.hpp>
 
 #include <sparsemc/core/callbacks.hpp>
@@ -12,6 +14,7 @@
 #include <sparsemc/penalty/none.hpp>
 #include <sparsemc/solver/fbpd/fbpd.hpp>
 #include <sparsemc/solver/fcbcfw/fcbcfw.hpp>
+#include <sparsemc/solver/sdm/sequential_dual.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -836,4 +839,143 @@ TEST_CASE("fcbcfw: options are validated and name the field", "[fcbcfw]") {
   CHECK_THAT(message({}, {.lambda = 0, .mu = 0}), Catch::Contains("mu"));
   CHECK_THAT(message({}, {.lambda = -1, .mu = 1}), Catch::Contains("lambda"));
   CHECK(message({}).empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// SequentialDual (Keerthi et al. 2008): the ridge-only Crammer–Singer SVM.
+
+using Sdm = SequentialDual<CrammerSinger, NoPenalty>;
+
+// F* of the ridge-only problem bracketed by a tight FCBCFW solve: [F − gap, F].
+template <class Scalar>
+std::pair<double, double> ridge_optimum(const Dataset<Scalar>& data, double mu) {
+  const auto tight = FCBCFW<CrammerSinger, NoPenalty>({}, {.mu = mu}, {.tol = 1e-10, .max_epochs = 200000})
+                         .fit(data.template problem<Eigen::RowMajor>());
+  REQUIRE(tight.info.status == Status::converged);
+  return {tight.info.objective - tight.info.duality_gap, tight.info.objective};
+}
+
+TEMPLATE_TEST_CASE("sdm: default options certify a fit within 1e-3 of the optimum (wide, tall)", "[sdm][defaults]",
+                   float, double) {
+  for (const auto& [n, d, K, per_row] : {std::tuple{60, 3000, 6, 30}, std::tuple{900, 40, 6, 8},
+                                         std::tuple{300, 500, 40, 12}}) {
+    const auto data = generate<TestType>(n, d, K, per_row, 1, 90 + static_cast<std::uint64_t>(K));
+    const double mu = 1.0 / n;  // LIBLINEAR's C = 1
+    const auto r = Sdm({}, {.mu = mu}).fit(data.template problem<Eigen::RowMajor>());
+    INFO("n " << n << " d " << d << " K " << K << ": status " << to_string(r.info.status) << " epochs "
+              << r.info.epochs << " F " << r.info.objective << " relative gap " << r.info.relative_gap);
+    REQUIRE(r.info.status == Status::converged);
+    CHECK(r.info.relative_gap <= 1e-3);
+    const auto [low, high] = ridge_optimum(generate<double>(n, d, K, per_row, 1, 90 + static_cast<std::uint64_t>(K)), mu);
+    // F recomputed densely in double, independently of the solver.
+    const double F = instance(data, 0.0, mu).primal(r.model.dense().template cast<double>());
+    const double rounding = std::is_same_v<TestType, float> ? 1e-5 : 1e-10;
+    CHECK(std::abs(F - r.info.objective) <= rounding * F);
+    CHECK(r.info.duality_gap >= F - high - rounding * F);
+    CHECK((F - low) / low <= 1e-3 + rounding);
+  }
+}
+
+TEST_CASE("sdm: agrees with fcbcfw at a tight tol, with sample costs and empty rows", "[sdm]") {
+  auto data = generate<double>(120, 60, 7, 6, 1, 17);
+  CsrMatrix<double> X = data.matrix();
+  for (CsrMatrix<double>::InnerIterator it(X, 2); it; ++it) it.valueRef() = 0;  // an empty row
+  X.prune(0.0);
+  Dataset<double> weighted(std::move(X), LabelSets(data.labels()), data.encoder());
+  std::vector<double> w(120);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.25 + static_cast<double>(i % 4);
+  w[5] = 0;  // a sample with no cost
+  weighted.set_sample_weights(w);
+  const double mu = 0.02;
+  const auto problem = weighted.problem<Eigen::RowMajor>();
+  const auto r = Sdm({}, {.mu = mu}, {.tol = 1e-10, .max_epochs = 100000}).fit(problem);
+  INFO("status " << to_string(r.info.status) << " epochs " << r.info.epochs << " relative gap " << r.info.relative_gap
+                 << " measure " << r.info.measure);
+  REQUIRE(r.info.status == Status::converged);
+  const auto [low, high] = ridge_optimum(weighted, mu);
+  const Instance in = instance(weighted, 0.0, mu);
+  const double F = in.primal(r.model.dense());
+  CHECK(std::abs(F - r.info.objective) <= 1e-10 * F);
+  CHECK(F - low <= 2e-9 * F);
+  CHECK(high - (r.info.objective - r.info.duality_gap) >= -1e-12);  // D ≤ F*
+  // μ-strong convexity: ‖W − W*‖² ≤ 2(F − F*)/μ for both solvers.
+  const auto other = FCBCFW<CrammerSinger, NoPenalty>({}, {.mu = mu}, {.tol = 1e-10, .max_epochs = 200000}).fit(problem);
+  const double bound = std::sqrt(2 * (r.info.duality_gap + other.info.duality_gap) / mu);
+  CHECK((r.model.dense() - other.model.dense()).norm() <= bound + 1e-9);
+}
+
+TEST_CASE("sdm: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[sdm][liblinear]") {
+  if (sanitizer_run()) {
+    WARN("SKIPPED: LIBLINEAR comparison is too long for a sanitizer run");
+    return;
+  }
+  if (!have_liblinear()) {
+    WARN("SKIPPED: liblinear-train is not installed (Debian package liblinear-tools)");
+    return;
+  }
+  const std::string train = std::string(SPARSEMC_REPO_DATA) + "/dna.scale";
+  const auto data = read_text<double>(train);
+  const double C = 0.1, n = static_cast<double>(data.n_samples()), mu = 1.0 / (C * n);
+  const std::string model = temp_path<double, int>("sdm_dna_liblinear");
+  const std::string command = "liblinear-train -q -s 4 -c 0.1 -e 1e-6 " + train + " " + model;
+  REQUIRE(std::system(command.c_str()) == 0);
+  const Dense W_liblinear = read_liblinear_model(model, data.encoder(), data.n_features());
+  std::filesystem::remove(model);
+  const double F_liblinear = instance(data, 0.0, mu).primal(W_liblinear);
+  const auto r = Sdm({}, {.mu = mu}, {.tol = 1e-7, .max_epochs = 100000}).fit(data.problem<Eigen::RowMajor>());
+  REQUIRE(r.info.status == Status::converged);
+  INFO("F sdm " << r.info.objective << "  F liblinear " << F_liblinear);
+  CHECK(std::abs(r.info.objective - F_liblinear) <= 1e-4 * F_liblinear);
+  // Our dual value bounds LIBLINEAR's primal from below.
+  CHECK(F_liblinear >= r.info.objective - r.info.duality_gap - 1e-12);
+}
+
+TEST_CASE("sdm: reproducible for a seed; statuses and callbacks", "[sdm]") {
+  const auto data = generate<double>(150, 50, 9, 6, 1, 77);
+  const auto problem = data.problem<Eigen::RowMajor>();
+  const Sdm solver({}, {.mu = 0.02}, {.tol = 1e-6, .seed = 5});
+  const auto a = solver.fit(problem), b = solver.fit(problem);
+  CHECK(a.model.dense() == b.model.dense());
+  CHECK(a.info.epochs == b.info.epochs);
+  const auto c = Sdm({}, {.mu = 0.02}, {.tol = 1e-6, .seed = 6}).fit(problem);
+  CHECK(std::abs(c.info.objective - a.info.objective) <= 2e-6 * a.info.objective);
+
+  const auto budget = Sdm({}, {.mu = 0.02}, {.tol = 1e-12, .max_epochs = 2}).fit(problem);
+  CHECK(budget.info.status == Status::max_iter);
+  CHECK(budget.info.epochs == 2);
+  CHECK(budget.info.relative_gap > 1e-12);  // reported for every status
+  std::int64_t seen = 0;
+  struct StopAfter {
+    std::int64_t* seen;
+    bool end_epoch(const EpochReport& r) { return ++*seen, r.epoch >= 3; }
+  };
+  const auto stopped = Sdm({}, {.mu = 0.02}, {.tol = 1e-12}).fit(problem, StopAfter{&seen});
+  CHECK(stopped.info.status == Status::stopped_by_callback);
+  CHECK(seen == 3);
+}
+
+TEST_CASE("sdm: what it refuses names the reason", "[sdm]") {
+  const auto message = [](auto make) -> std::string {
+    try {
+      make();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK_THAT(message([] { SequentialDual<CrammerSinger, L1>({}, {.lambda = 0.1, .mu = 1}); }),
+             Catch::Contains("lambda"));
+  CHECK(message([] { SequentialDual<CrammerSinger, L1>({}, {.lambda = 0, .mu = 1}); }).empty());
+  CHECK_THAT(message([] { Sdm({}, {.mu = 0}); }), Catch::Contains("mu"));
+  CHECK_THAT(message([] { Sdm({}, {.mu = 1}, {.tol = 0}); }), Catch::Contains("tol"));
+  CHECK_THAT(message([] { Sdm({}, {.mu = 1}, {.first_trigger = 0}); }), Catch::Contains("first_trigger"));
+  const auto multilabel = generate<double>(40, 20, 4, 5, 3, 3);
+  CHECK_THAT(message([&] { (void)Sdm({}, {.mu = 1}).fit(multilabel.problem<Eigen::RowMajor>()); }),
+             Catch::Contains("multilabel"));
+  const auto data = generate<double>(40, 20, 4, 5, 1, 3);
+  std::vector<Label> labels(4);
+  std::iota(labels.begin(), labels.end(), Label{0});
+  const LinearModel<double> wrong(Dense::Zero(5, 4), {}, labels);
+  CHECK_THAT(message([&] { (void)Sdm({}, {.mu = 1}).fit(data.problem<Eigen::RowMajor>(), wrong); }),
+             Catch::Contains("SequentialDual"));
 }

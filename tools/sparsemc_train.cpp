@@ -204,8 +204,11 @@ int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data,
 
 /// Trains (one λ or a path) in the given precision; returns the exit status.
 template <class Scalar>
-int train(TrainArgs& args, const SolverSpec& spec, const std::optional<PathSpec>& path) {
+int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathSpec>& path) {
   Dataset<Scalar> data = read_dataset<Scalar>(args.train_file, {.zero_based = args.zero_based, .multilabel = args.multilabel});
+  // auto chose before the data was read; a multilabel file may need another solver.
+  args.fit.multilabel = data.multilabel();
+  const SolverSpec& spec = args.solver == "auto" && args.fit.multilabel ? Registry::resolve("auto", args.fit) : resolved;
   const std::int64_t data_features = data.n_features();
   if (data.multilabel() && !loss_supports_multilabel(args.fit.loss))
     throw UsageError("--loss " + args.fit.loss + " does not support multilabel data (" + args.train_file +

@@ -12,3 +12,4 @@
 #include "fcbcfw.hpp"
 #include "gls.hpp"
 #include "scd.hpp"
+#include "sdm.hpp"

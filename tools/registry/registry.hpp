@@ -91,6 +91,7 @@ struct FitSettings {
   std::optional<double> eta;                  ///< Options::eta of fbpd-epi (--eta): (1/n) Σ c_i ℓ_i ≤ η
   int threads = 1;                            ///< Options::threads where a solver has it
   bool fit_intercept = false;                 ///< Options::fit_intercept (--intercept)
+  bool multilabel = false;                    ///< the training data is multilabel (known once it is read)
   // The generalized least squares family's own settings (see tools/registry/gls.hpp).
   std::optional<std::int64_t> block_size;     ///< --block-size: features per stage (stagewise)
   std::optional<std::int64_t> stages;         ///< --stages: number of stages (stagewise)

@@ -1,0 +1,406 @@
+#pragma once
+/// \file sequential_dual.hpp
+/// `SequentialDual<CrammerSinger, Penalty>`: the sequential dual method of Keerthi, Sundararajan,
+/// Chang, Hsieh & Lin ("A sequential dual method for large scale multi-class linear SVMs", KDD
+/// 2008; LIBLINEAR's `-s 4`) for objective (1) with the Crammer–Singer loss and the ridge term
+/// only (λ = 0, μ > 0): the case where W is dense and primal sparsity has nothing to exploit.
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../../core/callbacks.hpp"
+#include "../../core/rng.hpp"
+#include "../../core/status.hpp"
+#include "../../core/stopwatch.hpp"
+#include "../../core/traits.hpp"
+#include "../../core/validate.hpp"
+#include "../../data/problem.hpp"
+#include "../../loss/crammer_singer.hpp"
+#include "../../penalty/none.hpp"
+#include "../../model/linear_model.hpp"
+#include "../duality_gap.hpp"
+#include "../solver_base.hpp"
+
+namespace sparsemc {
+
+/// Options of `SequentialDual`. Every field has a default; `validate()` names a bad field.
+struct SequentialDualOptions {
+  /// Stop (Status::converged) when the relative duality gap of (1), (F(W) − D(α))/max(|F|,
+  /// 10⁻¹²), is ≤ tol; F and D come from the solver's own primal–dual pair.
+  double tol = 1e-3;
+  /// Epoch budget; an epoch visits every active sample once. Epochs on shrunk sets are cheap
+  /// and the tail to a tight gap can take thousands of them (dna at C = 1: ~1000 for 1e-3).
+  std::int64_t max_epochs = 100000;
+  /// Wall-clock budget in seconds (0 = none), checked after every epoch.
+  double time_limit = 0.0;
+  /// Seed of the sample order (a fresh permutation of the active samples every epoch).
+  std::uint64_t seed = 0;
+  /// Print one progress line per epoch to std::cerr.
+  bool verbose = false;
+  /// The first level of the dual violation max_i (max_m G_im − min_m G_im) that asks for the
+  /// certificate at a full pass (LIBLINEAR's `-e`, default 0.1); it is tightened fourfold each
+  /// time the gap refuses to certify (GapSchedule::tighten).
+  double first_trigger = 0.1;
+
+  /// Throws std::invalid_argument naming the first field out of range.
+  void validate() const {
+    detail::require_stopping_rule(tol, max_epochs, time_limit);
+    detail::require_positive("first_trigger", first_trigger);
+  }
+};
+
+/// The sequential dual method for the Crammer–Singer SVM with the ridge term,
+///
+///     min_W F(W) = (1/n) Σ_i c_i ℓ(Wᵀx_i, y_i) + (μ/2)‖W‖²,  ℓ(s, y) = max_k (s_k + [k ≠ y]) − s_y,
+///
+/// i.e. objective (1) with λ = 0 (a penalty `NoPenalty` or `L1` with λ = 0), no intercept (use a
+/// bias feature). Dividing by μ gives LIBLINEAR's form ½‖W‖² + Σ_i C_i ℓ_i with C_i = c_i/(nμ),
+/// whose dual (Keerthi et al. 2008, §2; Crammer & Singer 2001) is
+///
+///     min_α ½‖W(α)‖² + Σ_i Σ_m e_im α_im   s.t.  α_im ≤ C_i [m = y_i],  Σ_m α_im = 0,
+///     W(α) = Σ_i x_i α_iᵀ,   e_im = [m ≠ y_i].
+///
+/// **Epoch**: the active samples in a random order; for sample i,
+///   1. the gradient of the dual in α_i over the active classes, G_m = w_mᵀx_i + e_im (one pass
+///      over x_i times the active classes);
+///   2. class shrinking: a class whose α_im sits at its bound with G_m < min {G_r : α_ir below
+///      its bound} stays at the bound (Keerthi et al. §4; LIBLINEAR's `be_shrunk`) and leaves
+///      the sample's active list; a sample with one active class leaves the epoch;
+///   3. the sub-problem min_{α_i} ½A_i‖α_i‖² + Bᵀα_i over the box and the hyperplane, A_i = ‖x_i‖²,
+///      B = G − A_i α_i, solved exactly by one sort (Crammer & Singer 2001, Fig. 3): with
+///      D = B + A_i C_i e_y sorted decreasingly, β = (Σ_{r<ρ} D_r − A_i C_i)/ρ for the largest ρ
+///      with ρ D_ρ > Σ_{r<ρ} D_r − A_i C_i, and α_im = min(C_i [m = y_i], (β − B_m)/A_i);
+///   4. W ← W + x_i Δα_iᵀ on the classes that moved.
+/// The violation max_m G_m − min_m G_m over the samples visited (step 2's sets) is the epoch's
+/// measure. When it falls below the current level, the next epoch restores every sample and
+/// class (a full pass), and a full pass under the level asks for the certificate.
+///
+/// **Certificate**: W = W(α) at every step, so the primal–dual pair gives the gap of (1) itself:
+///     F(W) = (1/n) Σ_i c_i ℓ(Wᵀx_i, y_i) + (μ/2)‖W‖²,    D(α) = μ (Σ_i α_{i,y_i} − ½‖W‖²),
+/// the dual of (1) at a_i = −α_i/C_i (ℓ*(a_i) = −α_{i,y_i}/C_i; solver/duality_gap.hpp). One
+/// evaluation is one pass over X times K (the scores); the schedule (GapSchedule) keeps it rare:
+/// at full passes under the trigger, and otherwise after a doubling number of epochs.
+///
+/// **Efficiency**: after the first epochs most samples keep two or three active classes, so an
+/// epoch costs about nnz(X) times that, not nnz(X)·K. W is dense d × K (λ = 0 leaves no row at
+/// zero); α is n × K with one class list per sample. Nothing is allocated inside an epoch.
+///
+/// Multiclass only (the separation-ranking dual of a multilabel y is FCBCFW's). Warm start: α
+/// cannot be recovered from a primal model, so `fit(problem, initial)` only checks the shape
+/// and keeps initial's labels; the dual starts at α = 0 as in a cold start.
+///
+/// \code
+///   #include <sparsemc/sparsemc.hpp>
+///   using namespace sparsemc;
+///   auto train = io::read_libsvm<double>("sector.scale");
+///   const double C = 1.0;  // LIBLINEAR's -c: μ = 1/(C n)
+///   SequentialDual<CrammerSinger, NoPenalty> solver({}, {.mu = 1.0 / (C * train.n_samples())});
+///   Result<double> result = solver.fit(train.problem<Eigen::RowMajor>());
+///   std::cout << result.info.objective << ' ' << result.info.relative_gap << '\n';
+/// \endcode
+template <class Loss, class Penalty>
+class SequentialDual
+    : public detail::SolverBase<SequentialDual<Loss, Penalty>, Loss, Penalty, SequentialDualOptions> {
+  using Base = detail::SolverBase<SequentialDual<Loss, Penalty>, Loss, Penalty, SequentialDualOptions>;
+  friend Base;
+  static_assert(std::same_as<Loss, CrammerSinger>, "SequentialDual solves the Crammer-Singer SVM");
+
+ public:
+  using Options = SequentialDualOptions;
+  using loss_type = Loss;
+  using penalty_type = Penalty;
+  static constexpr std::string_view name = "sdm";
+
+  /// Throws std::invalid_argument when the penalty has λ ≠ 0 (L1) or μ ≤ 0, or an option is out of range.
+  SequentialDual(Loss loss, Penalty penalty, Options options = {})
+      : Base(std::move(loss), std::move(penalty), std::move(options)) {
+    if (!std::same_as<Penalty, NoPenalty> && static_cast<double>(this->penalty_.lambda) != 0.0)
+      throw std::invalid_argument("SequentialDual: lambda must be 0 (the ridge-only Crammer-Singer SVM; "
+                                  "use FCBCFW for lambda > 0)");
+    detail::require_positive("mu", static_cast<double>(this->penalty_.mu));
+  }
+
+ private:
+  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
+  Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
+                     Callbacks&... callbacks) const {
+    static_assert(Order == Eigen::RowMajor,
+                  "SequentialDual visits the data sample by sample: it needs a CSR problem "
+                  "(Dataset::problem<Eigen::RowMajor>() or a CsrView).");
+    if constexpr (Order == Eigen::RowMajor) {
+      problem.validate();
+      if (problem.y.multilabel())
+        throw std::invalid_argument("SequentialDual::fit: the data is multilabel; the sequential dual method "
+                                    "solves the multiclass Crammer-Singer SVM (use FCBCFW)");
+      std::vector<Label> labels(static_cast<std::size_t>(problem.n_classes()));
+      std::iota(labels.begin(), labels.end(), Label{0});
+      if (initial != nullptr) {
+        detail::check_warm_start("SequentialDual", *initial, static_cast<std::int64_t>(problem.n_features()),
+                                 static_cast<std::int64_t>(problem.n_classes()));
+        labels = initial->labels();
+      }
+      Engine<Scalar, Index> engine(problem, static_cast<double>(penalty_.mu), options_, labels);
+      SolverInfo info = engine.solve(callbacks...);
+      const DualityGap certificate = engine.final_certificate();
+      if (info.status == Status::max_iter && certificate.relative() <= options_.tol) info.status = Status::converged;
+      Result<Scalar> result =
+          detail::finish_result<Loss>(LinearModel<Scalar>(engine.weights(), ClassVector<Scalar>(), std::move(labels)),
+                                      name, penalty_, initial ? initial->provenance().bias : -1.0, certificate,
+                                      std::move(info));
+      notify_end(result.info, callbacks...);
+      return result;
+    } else {
+      return {};
+    }
+  }
+
+  /// The state of one solve: W, α, the per-sample class lists and the epoch's steps.
+  template <RealScalar Scalar, StorageIndex Index>
+  class Engine {
+   public:
+    Engine(const CsrProblem<Scalar, Index>& problem, double mu, const Options& options, std::vector<Label> labels)
+        : problem_(problem), options_(options), mu_(mu), labels_(std::move(labels)), n_(static_cast<std::size_t>(problem.n_samples())),
+          K_(static_cast<std::size_t>(problem.n_classes())),
+          W_(ClassMatrix<Scalar>::Zero(problem.n_features(), static_cast<Eigen::Index>(K_))),
+          alpha_(ClassMatrix<Scalar>::Zero(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(K_))),
+          classes_(n_ * K_), active_classes_(n_, static_cast<ClassIndex>(K_)), label_(n_), cost_(n_),
+          norm_sq_(n_), G_(K_), B_(K_), sorted_(K_), moved_class_(K_), moved_by_(K_),
+          scores_(K_) {
+      const double inv_n_mu = 1.0 / (static_cast<double>(n_) * mu_);
+      for (std::size_t i = 0; i < n_; ++i) {
+        std::iota(classes_.begin() + static_cast<std::ptrdiff_t>(i * K_),
+                  classes_.begin() + static_cast<std::ptrdiff_t>((i + 1) * K_), ClassIndex{0});
+        label_[i] = problem.y[i][0];
+        cost_[i] = static_cast<Scalar>(static_cast<double>(problem.weight(static_cast<Index>(i))) * inv_n_mu);
+        Scalar sq = 0;
+        for (auto [j, x] : problem.X.outer(static_cast<Index>(i))) sq += x * x;
+        norm_sq_[i] = sq;
+        if (sq > Scalar(0) && cost_[i] > Scalar(0)) {
+          samples_.push_back(static_cast<Index>(i));
+        } else if (cost_[i] > Scalar(0) && K_ > 1) {
+          // An empty row has ℓ = 1 whatever W is; its dual optimum α_i = C_i (e_y − e_k), any
+          // k ≠ y, leaves W unchanged and makes D count that loss. No cost: α_i = 0.
+          const auto other = static_cast<Eigen::Index>(label_[i] == 0 ? 1 : 0);
+          alpha_(static_cast<Eigen::Index>(i), label_[i]) = cost_[i];
+          alpha_(static_cast<Eigen::Index>(i), other) = -cost_[i];
+        }
+      }
+      n_active_ = samples_.size();
+    }
+
+    /// The epochs until the certificate, a callback, or a budget stops them.
+    template <class... Callbacks>
+    SolverInfo solve(Callbacks&... callbacks) {
+      Stopwatch clock;
+      Rng rng(options_.seed);
+      GapSchedule schedule(options_.first_trigger);
+      SolverInfo info;
+      info.measure_name = "dual_violation";
+      notify_begin(callbacks...);
+      // LIBLINEAR's shrinking levels: a phase on shrunk sets ends when its violation falls under
+      // `shrink_level`, which halves down to the certificate's trigger.
+      double shrink_level = std::max(10 * options_.first_trigger, 1.0);
+      bool full_pass = true;  // every sample and class active in this epoch
+      std::int64_t epoch = 0;
+      while (epoch < options_.max_epochs) {
+        ++epoch;
+        const double violation = run_epoch(rng);
+        info.measure = violation;
+        EpochReport report{epoch, std::numeric_limits<double>::quiet_NaN(), violation, -1, clock.seconds()};
+        // The violation of a full pass measures every class; a shrunk pass's does not.
+        const double full_violation = full_pass ? violation : std::numeric_limits<double>::infinity();
+        bool certified = false;
+        if (schedule.due(epoch, full_violation)) {
+          const DualityGap gap = certificate();
+          last_gap_ = {epoch, gap};
+          report.objective = gap.primal;
+          report.relative_gap = gap.relative();
+          certified = gap.relative() <= options_.tol;
+          schedule.evaluated(epoch, full_violation, certified);
+        }
+        if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
+        const bool stop = notify_end_epoch(
+            report, [&] { return LinearModel<Scalar>(W_, ClassVector<Scalar>(), labels_); }, callbacks...);
+        const auto verdict = detail::epoch_verdict(options_, std::isfinite(violation), certified, stop, report.seconds);
+        if (verdict) {
+          info.status = *verdict;
+          break;
+        }
+        full_pass = violation < shrink_level || n_active_ == 0;
+        if (full_pass) {
+          restore_all();
+          shrink_level = std::max(shrink_level / 2, schedule.trigger());
+        }
+      }
+      info.epochs = epoch;
+      info.seconds = clock.seconds();
+      epochs_ = epoch;
+      return info;
+    }
+
+    /// The certificate at the returned pair: the last epoch's if it evaluated one.
+    [[nodiscard]] DualityGap final_certificate() {
+      return last_gap_.first == epochs_ ? last_gap_.second : certificate();
+    }
+
+    /// F(W) and D(α) of (1) at the current pair: one pass over X for the scores, O(dK) for ‖W‖².
+    [[nodiscard]] DualityGap certificate() {
+      const double w_sq = static_cast<double>(W_.squaredNorm());
+      double loss_sum = 0.0, alpha_label = 0.0;
+      for (std::size_t i = 0; i < n_; ++i) {
+        const auto index = static_cast<Index>(i);
+        scores_.setZero();
+        for (auto [j, x] : problem_.X.outer(index)) scores_ += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
+        const Scalar c = problem_.weight(index);
+        if (c != Scalar(0))
+          loss_sum += static_cast<double>(c) *
+                      static_cast<double>(CrammerSinger{}.value(std::span<const Scalar>(scores_.data(), K_), problem_.y[i]));
+        alpha_label += static_cast<double>(alpha_(static_cast<Eigen::Index>(i), label_[i]));
+      }
+      return {loss_sum / static_cast<double>(n_) + 0.5 * mu_ * w_sq, mu_ * (alpha_label - 0.5 * w_sq)};
+    }
+
+    [[nodiscard]] const ClassMatrix<Scalar>& weights() const noexcept { return W_; }
+
+   private:
+    /// The active samples in a fresh random order; a sample left with one active class leaves
+    /// the epoch. Returns the largest violation met.
+    double run_epoch(Rng& rng) {
+      shuffle(std::span<Index>(samples_.data(), n_active_), rng);
+      double violation = 0.0;
+      for (std::size_t s = 0; s < n_active_;) {
+        const double v = visit_sample(samples_[s]);
+        if (v < 0.0) {
+          std::swap(samples_[s], samples_[--n_active_]);
+        } else {
+          violation = std::max(violation, v);
+          ++s;
+        }
+      }
+      return violation;
+    }
+
+    /// One sample's step (1–4 of the class comment); returns its violation, or −1 when the
+    /// sample has one active class left.
+    double visit_sample(Index i) {
+      const auto row = static_cast<std::size_t>(i);
+      ClassIndex* classes = classes_.data() + row * K_;
+      ClassIndex& active = active_classes_[row];
+      const ClassIndex label = label_[row];
+      const Scalar C = cost_[row], A = norm_sq_[row];
+      auto alpha = [&](ClassIndex slot) -> Scalar& { return alpha_(i, classes[slot]); };
+      auto upper = [&](ClassIndex slot) { return classes[slot] == label ? C : Scalar(0); };
+
+      // 1. G_m = w_mᵀx_i + e_im over the active classes.
+      for (ClassIndex m = 0; m < active; ++m) G_[m] = classes[m] == label ? Scalar(0) : Scalar(1);
+      for (auto [j, x] : problem_.X.outer(i)) {
+        const Scalar* w = W_.data() + static_cast<std::size_t>(j) * K_;
+        for (ClassIndex m = 0; m < active; ++m) G_[m] += w[classes[m]] * x;
+      }
+      Scalar min_free = std::numeric_limits<Scalar>::infinity(), max_g = -std::numeric_limits<Scalar>::infinity();
+      for (ClassIndex m = 0; m < active; ++m) {
+        if (alpha(m) < upper(m)) min_free = std::min(min_free, G_[m]);
+        max_g = std::max(max_g, G_[m]);
+      }
+
+      // 2. Class shrinking: a class at its bound with G_m below every free class's G stays there.
+      auto shrinkable = [&](ClassIndex m) { return alpha(m) == upper(m) && G_[m] < min_free; };
+      for (ClassIndex m = 0; m < active; ++m) {
+        if (!shrinkable(m)) continue;
+        // Swap in the last active class that stays (classes past `active` are the shrunk ones).
+        while (--active > m && shrinkable(active)) {
+        }
+        if (active > m) {
+          std::swap(classes[m], classes[active]);
+          std::swap(G_[m], G_[active]);
+        }
+      }
+      if (active <= 1) return -1.0;
+      const Scalar violation = max_g - min_free;
+      if (!(violation > Scalar(1e-12))) return 0.0;
+
+      // 3. The sub-problem, exactly: B = G − A α_i, then the sort of Crammer & Singer.
+      ClassIndex label_at = -1;
+      for (ClassIndex m = 0; m < active; ++m) {
+        B_[m] = G_[m] - A * alpha(m);
+        sorted_[m] = B_[m];
+        if (classes[m] == label) {
+          label_at = m;
+          sorted_[m] += A * C;
+        }
+      }
+      std::sort(sorted_.begin(), sorted_.begin() + active, std::greater<Scalar>());
+      Scalar beta = sorted_[0] - A * C;
+      ClassIndex rho = 1;
+      for (; rho < active && beta < static_cast<Scalar>(rho) * sorted_[rho]; ++rho) beta += sorted_[rho];
+      beta /= static_cast<Scalar>(rho);
+
+      // 4. α_i and W on the classes that moved.
+      std::size_t moved = 0;
+      for (ClassIndex m = 0; m < active; ++m) {
+        const Scalar bound = m == label_at ? C : Scalar(0);
+        const Scalar next = std::min(bound, (beta - B_[m]) / A);
+        const Scalar step = next - alpha(m);
+        alpha(m) = next;
+        if (std::abs(step) >= Scalar(1e-12)) {
+          moved_class_[moved] = classes[m];
+          moved_by_[moved++] = step;
+        }
+      }
+      for (auto [j, x] : problem_.X.outer(i)) {
+        Scalar* w = W_.data() + static_cast<std::size_t>(j) * K_;
+        for (std::size_t t = 0; t < moved; ++t) w[moved_class_[t]] += moved_by_[t] * x;
+      }
+      return static_cast<double>(violation);
+    }
+
+    /// Every sample and class active again (before a full pass).
+    void restore_all() {
+      n_active_ = samples_.size();
+      std::fill(active_classes_.begin(), active_classes_.end(), static_cast<ClassIndex>(K_));
+    }
+
+    const CsrProblem<Scalar, Index>& problem_;
+    const Options& options_;
+    double mu_;
+    std::vector<Label> labels_;  ///< the model's labels
+    std::size_t n_, K_;
+    ClassMatrix<Scalar> W_;      ///< d × K, W = Σ_i x_i α_iᵀ
+    ClassMatrix<Scalar> alpha_;  ///< n × K dual variables
+    /// Per sample, a permutation of the classes whose first active_classes_[i] are active.
+    std::vector<ClassIndex> classes_;
+    std::vector<ClassIndex> active_classes_;
+    std::vector<ClassIndex> label_;  ///< y_i
+    std::vector<Scalar> cost_;            ///< C_i = c_i/(nμ)
+    std::vector<Scalar> norm_sq_;         ///< A_i = ‖x_i‖²
+    std::vector<Index> samples_;          ///< samples with something to solve; the first n_active_ are active
+    std::size_t n_active_ = 0;
+    // Per-sample work space (K entries each).
+    std::vector<Scalar> G_, B_, sorted_;
+    std::vector<ClassIndex> moved_class_;
+    std::vector<Scalar> moved_by_;
+    ClassVector<Scalar> scores_;
+    std::pair<std::int64_t, DualityGap> last_gap_{-1, {}};  ///< (epoch, gap) of the last evaluation
+    std::int64_t epochs_ = 0;
+  };
+
+  using Base::loss_;
+  using Base::options_;
+  using Base::penalty_;
+};
+
+}  // namespace sparsemc

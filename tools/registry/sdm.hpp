@@ -1,0 +1,37 @@
+#pragma once
+/// \file sdm.hpp
+/// Registers `sdm`: SequentialDual<CrammerSinger, NoPenalty | L1>, the sequential dual method of
+/// Keerthi et al. (2008; LIBLINEAR -s 4, solver/sdm/sequential_dual.hpp) for the ridge-only
+/// Crammer-Singer SVM: lambda = 0, mu > 0, multiclass, no intercept (use --bias), CSR data.
+/// `auto` picks it over fcbcfw there: with lambda = 0 W is dense and the dual method's class
+/// shrinking is what makes large K fast.
+
+#include <sparsemc/solver/sdm/sequential_dual.hpp>
+
+#include "registry.hpp"
+
+namespace sparsemc::tools {
+
+struct SdmFamily {
+  template <class Loss, class Penalty>
+  using Solver = SequentialDual<Loss, Penalty>;
+  using Losses = TypeList<CrammerSinger>;
+  using Penalties = TypeList<NoPenalty, L1>;
+  static constexpr int layout = Eigen::RowMajor;
+  static constexpr const char* name = "sdm";
+  static constexpr const char* summary =
+      "sequential dual method for the ridge-only Crammer-Singer SVM (Keerthi et al. 2008, LIBLINEAR -s 4)";
+  /// The dual has no intercept: its Options have none.
+  static constexpr bool intercept = false;
+  static std::string requirement(const FitSettings& s) {
+    if (s.lambda != 0.0 && s.penalty != "none") return "needs --lambda 0 (the ridge-only Crammer-Singer SVM)";
+    if (!(s.mu > 0.0)) return "needs --mu > 0 (the ridge term of its dual)";
+    if (s.multilabel) return "solves multiclass data only (multilabel: fcbcfw)";
+    return "";
+  }
+  static int auto_priority(const FitSettings& s) { return requirement(s).empty() ? 20 : 0; }
+};
+
+inline const bool sdm_registered = Registry::add(make_spec<SdmFamily>());
+
+}  // namespace sparsemc::tools
