@@ -3,7 +3,8 @@
 /// Registers `fcbcfw`: FCBCFW<CrammerSinger, L1 | NoPenalty>, PD-Sparse's fully-corrective
 /// block-coordinate Frank-Wolfe on the dual (Yen et al. 2016; solver/fcbcfw/fcbcfw.hpp), for
 /// the Crammer-Singer loss (multilabel: separation ranking) with the elastic net, mu > 0,
-/// no intercept (use --bias), CSR data. `auto` picks it for crammer-singer when mu > 0.
+/// no intercept (use --bias), CSR data. `auto` picks it for crammer-singer when mu > 0, unless
+/// sdm takes the problem (lambda = 0 on multiclass data: tools/registry/sdm.hpp).
 
 #include <sparsemc/solver/fcbcfw/fcbcfw.hpp>
 

@@ -35,8 +35,8 @@
 #include "../../penalty/concepts.hpp"
 #include "../duality_gap.hpp"
 #include "../objective.hpp"
+#include "../certificate_schedule.hpp"
 #include "../solver_base.hpp"
-#include "detail/certificate_schedule.hpp"
 #include "detail/loss_state.hpp"
 #include "richtarik_takac.hpp"
 #include "tseng_yun.hpp"
@@ -113,7 +113,7 @@ struct BlockCDOptions {
 /// ≤ tol (solver/duality_gap.hpp, from the cached scores and the gradient candidate
 /// a_i = ∇ℓ(s_i)); info.duality_gap / relative_gap are recomputed at the returned model for
 /// every status. The cheap measure (§4.5, made exact) decides only when the gap is evaluated
-/// (detail/certificate_schedule.hpp, at full passes): for each block visited,
+/// (solver/certificate_schedule.hpp, at full passes): for each block visited,
 /// v = `penalty.violation(W_j, G_j)`, the distance of −G_j to λ∂R(W_j) + μW_j, and for the
 /// intercept ‖∇_b L‖₂; an epoch's measure (eq. 10) is their sum (TsengYun) or maximum
 /// (RichtarikTakac) divided by the same quantity at W = 0, b = 0. A cold start whose measure

@@ -11,7 +11,6 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
-#include <functional>
 #include <iostream>
 #include <limits>
 #include <numeric>
@@ -32,6 +31,7 @@
 #include "../../loss/crammer_singer.hpp"
 #include "../../penalty/none.hpp"
 #include "../../model/linear_model.hpp"
+#include "../certificate_schedule.hpp"
 #include "../duality_gap.hpp"
 #include "../solver_base.hpp"
 
@@ -53,7 +53,7 @@ struct SequentialDualOptions {
   bool verbose = false;
   /// The first level of the dual violation max_i (max_m G_im − min_m G_im) that asks for the
   /// certificate at a full pass (LIBLINEAR's `-e`, default 0.1); it is tightened fourfold each
-  /// time the gap refuses to certify (GapSchedule::tighten).
+  /// time the gap refuses to certify (solver/certificate_schedule.hpp).
   double first_trigger = 0.1;
 
   /// Throws std::invalid_argument naming the first field out of range.
@@ -81,7 +81,7 @@ struct SequentialDualOptions {
 ///      its bound} stays at the bound (Keerthi et al. §4; LIBLINEAR's `be_shrunk`) and leaves
 ///      the sample's active list; a sample with one active class leaves the epoch;
 ///   3. the sub-problem min_{α_i} ½A_i‖α_i‖² + Bᵀα_i over the box and the hyperplane, A_i = ‖x_i‖²,
-///      B = G − A_i α_i, solved exactly by one sort (Crammer & Singer 2001, Fig. 3): with
+///      B = G − A_i α_i, solved exactly by a partial sort (Crammer & Singer 2001, Fig. 3): with
 ///      D = B + A_i C_i e_y sorted decreasingly, β = (Σ_{r<ρ} D_r − A_i C_i)/ρ for the largest ρ
 ///      with ρ D_ρ > Σ_{r<ρ} D_r − A_i C_i, and α_im = min(C_i [m = y_i], (β − B_m)/A_i);
 ///   4. W ← W + x_i Δα_iᵀ on the classes that moved.
@@ -92,11 +92,14 @@ struct SequentialDualOptions {
 /// **Certificate**: W = W(α) at every step, so the primal–dual pair gives the gap of (1) itself:
 ///     F(W) = (1/n) Σ_i c_i ℓ(Wᵀx_i, y_i) + (μ/2)‖W‖²,    D(α) = μ (Σ_i α_{i,y_i} − ½‖W‖²),
 /// the dual of (1) at a_i = −α_i/C_i (ℓ*(a_i) = −α_{i,y_i}/C_i; solver/duality_gap.hpp). One
-/// evaluation is one pass over X times K (the scores); the schedule (GapSchedule) keeps it rare:
-/// at full passes under the trigger, and otherwise after a doubling number of epochs.
+/// evaluation is one pass over X times K (the scores); the schedule (solver/certificate_schedule.hpp)
+/// keeps it rare: at full passes under the trigger, each at least two evaluations' worth of
+/// epoch work after the last, and otherwise after the work has doubled.
 ///
 /// **Efficiency**: after the first epochs most samples keep two or three active classes, so an
-/// epoch costs about nnz(X) times that, not nnz(X)·K. W is dense d × K (λ = 0 leaves no row at
+/// epoch costs about nnz(X) times that, not nnz(X)·K. While most classes are active, step 1
+/// reads whole rows of W (vectorised) instead of gathering class by class, and step 3 draws
+/// the largest D_r from a heap: O(K + ρ log K) rather than a full sort. W is dense d × K (λ = 0 leaves no row at
 /// zero); α is n × K with one class list per sample. Nothing is allocated inside an epoch.
 ///
 /// Multiclass only (the separation-ranking dual of a multilabel y is FCBCFW's). Warm start: α
@@ -207,7 +210,10 @@ class SequentialDual
     SolverInfo solve(Callbacks&... callbacks) {
       Stopwatch clock;
       Rng rng(options_.seed);
-      GapSchedule schedule(options_.first_trigger);
+      // One evaluation costs the scores of every sample over every class, nnz(X)·K; an epoch's
+      // work is Σ_i nnz(x_i)·(active classes of i), so evaluations stay a bounded share.
+      const double gap_cost = static_cast<double>(problem_.X.nnz()) * static_cast<double>(K_);
+      detail::CertificateSchedule schedule(options_.first_trigger, gap_cost);
       SolverInfo info;
       info.measure_name = "dual_violation";
       notify_begin(callbacks...);
@@ -219,18 +225,19 @@ class SequentialDual
       while (epoch < options_.max_epochs) {
         ++epoch;
         const double violation = run_epoch(rng);
+        schedule.add_work(epoch_work_);
         info.measure = violation;
         EpochReport report{epoch, std::numeric_limits<double>::quiet_NaN(), violation, -1, clock.seconds()};
         // The violation of a full pass measures every class; a shrunk pass's does not.
         const double full_violation = full_pass ? violation : std::numeric_limits<double>::infinity();
         bool certified = false;
-        if (schedule.due(epoch, full_violation)) {
+        if (schedule.due(full_violation)) {
           const DualityGap gap = certificate();
           last_gap_ = {epoch, gap};
           report.objective = gap.primal;
           report.relative_gap = gap.relative();
           certified = gap.relative() <= options_.tol;
-          schedule.evaluated(epoch, full_violation, certified);
+          schedule.evaluated(full_violation, certified);
         }
         if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
         const bool stop = notify_end_epoch(
@@ -281,6 +288,7 @@ class SequentialDual
     /// the epoch. Returns the largest violation met.
     double run_epoch(Rng& rng) {
       shuffle(std::span<Index>(samples_.data(), n_active_), rng);
+      epoch_work_ = 0.0;
       double violation = 0.0;
       for (std::size_t s = 0; s < n_active_;) {
         const double v = visit_sample(samples_[s]);
@@ -305,11 +313,20 @@ class SequentialDual
       auto alpha = [&](ClassIndex slot) -> Scalar& { return alpha_(i, classes[slot]); };
       auto upper = [&](ClassIndex slot) { return classes[slot] == label ? C : Scalar(0); };
 
-      // 1. G_m = w_mᵀx_i + e_im over the active classes.
-      for (ClassIndex m = 0; m < active; ++m) G_[m] = classes[m] == label ? Scalar(0) : Scalar(1);
-      for (auto [j, x] : problem_.X.outer(i)) {
-        const Scalar* w = W_.data() + static_cast<std::size_t>(j) * K_;
-        for (ClassIndex m = 0; m < active; ++m) G_[m] += w[classes[m]] * x;
+      // 1. G_m = w_mᵀx_i + e_im over the active classes: gathered per class, or, with most
+      //    classes active, the scores of every class by contiguous (vectorised) rows of W.
+      const auto x_i = problem_.X.outer(i);
+      epoch_work_ += static_cast<double>(x_i.size()) * static_cast<double>(active);
+      if (2 * static_cast<std::size_t>(active) > K_) {
+        scores_.setZero();
+        for (auto [j, x] : x_i) scores_ += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
+        for (ClassIndex m = 0; m < active; ++m) G_[m] = scores_[classes[m]] + (classes[m] == label ? Scalar(0) : Scalar(1));
+      } else {
+        for (ClassIndex m = 0; m < active; ++m) G_[m] = classes[m] == label ? Scalar(0) : Scalar(1);
+        for (auto [j, x] : x_i) {
+          const Scalar* w = W_.data() + static_cast<std::size_t>(j) * K_;
+          for (ClassIndex m = 0; m < active; ++m) G_[m] += w[classes[m]] * x;
+        }
       }
       Scalar min_free = std::numeric_limits<Scalar>::infinity(), max_g = -std::numeric_limits<Scalar>::infinity();
       for (ClassIndex m = 0; m < active; ++m) {
@@ -343,10 +360,16 @@ class SequentialDual
           sorted_[m] += A * C;
         }
       }
-      std::sort(sorted_.begin(), sorted_.begin() + active, std::greater<Scalar>());
-      Scalar beta = sorted_[0] - A * C;
+      // Only the largest D_r enter β: a heap yields them in order, O(active + ρ log active).
+      const auto heap_end = [&](ClassIndex popped) { return sorted_.begin() + (active - popped); };
+      std::make_heap(sorted_.begin(), heap_end(0));
+      std::pop_heap(sorted_.begin(), heap_end(0));
+      Scalar beta = sorted_[static_cast<std::size_t>(active - 1)] - A * C;
       ClassIndex rho = 1;
-      for (; rho < active && beta < static_cast<Scalar>(rho) * sorted_[rho]; ++rho) beta += sorted_[rho];
+      for (; rho < active && beta < static_cast<Scalar>(rho) * sorted_.front(); ++rho) {
+        beta += sorted_.front();
+        std::pop_heap(sorted_.begin(), heap_end(rho));
+      }
       beta /= static_cast<Scalar>(rho);
 
       // 4. α_i and W on the classes that moved.
@@ -361,7 +384,7 @@ class SequentialDual
           moved_by_[moved++] = step;
         }
       }
-      for (auto [j, x] : problem_.X.outer(i)) {
+      for (auto [j, x] : x_i) {
         Scalar* w = W_.data() + static_cast<std::size_t>(j) * K_;
         for (std::size_t t = 0; t < moved; ++t) w[moved_class_[t]] += moved_by_[t] * x;
       }
@@ -396,6 +419,7 @@ class SequentialDual
     ClassVector<Scalar> scores_;
     std::pair<std::int64_t, DualityGap> last_gap_{-1, {}};  ///< (epoch, gap) of the last evaluation
     std::int64_t epochs_ = 0;
+    double epoch_work_ = 0.0;  ///< Σ nnz(x_i)·(active classes) over this epoch's visits
   };
 
   using Base::loss_;

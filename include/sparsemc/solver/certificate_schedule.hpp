@@ -1,14 +1,18 @@
 #pragma once
 /// \file certificate_schedule.hpp
-/// When BlockCD evaluates the duality gap of (1) (solver/duality_gap.hpp), the certificate that
-/// alone decides `converged`. Only at the end of a full pass (every block measured), and
+/// When a solver whose epochs vary in cost (BlockCD with shrinking, SequentialDual with its
+/// active classes) evaluates the duality gap of (1) (solver/duality_gap.hpp), the certificate
+/// that alone decides `converged`. Only at the end of a full pass (every block or class
+/// measured; the solver passes +∞ as the measure of other epochs), and
 ///
-///   - the first time the cheap measure (the relative KKT violation of eq. 10) meets the
-///     trigger, which starts at the old stopping level tol·v_0 and is tightened to a quarter of
-///     the measure each time the gap refuses to certify (GapSchedule's rule);
+///   - the first time the cheap measure (BlockCD: the relative KKT violation of eq. 10;
+///     SequentialDual: the dual violation) meets the trigger, which starts at the solver's old
+///     stopping level and is tightened to a quarter of the measure each time the gap refuses
+///     to certify (GapSchedule's rule);
 ///   - afterwards only once the work done since the last evaluation is at least `spacing`
 ///     gap evaluations' worth, so that the gap's share of the solve stays small whatever the
-///     measure does (work is counted in touched nonzeros of X, deterministic: no clock);
+///     measure does (work is counted in the solver's unit, e.g. touched nonzeros of X;
+///     deterministic: no clock);
 ///   - and, whatever the measure, once that work has doubled the work done before the last
 ///     evaluation (at least `fallback_spacing` evaluations' worth): a misleading measure
 ///     delays the certificate by a bounded factor, at O(log work) evaluations.
