@@ -159,6 +159,7 @@ class SequentialDual
       Engine<Scalar, Index> engine(problem, static_cast<double>(penalty_.mu), options_, labels);
       SolverInfo info = engine.solve(callbacks...);
       const DualityGap certificate = engine.final_certificate();
+      engine.release_dual();  // the model is built next: α and the class lists are done
       if (info.status == Status::max_iter && certificate.relative() <= options_.tol) info.status = Status::converged;
       Result<Scalar> result =
           detail::finish_result<Loss>(LinearModel<Scalar>(engine.weights(), ClassVector<Scalar>(), std::move(labels)),
@@ -282,6 +283,13 @@ class SequentialDual
     }
 
     [[nodiscard]] const ClassMatrix<Scalar>& weights() const noexcept { return W_; }
+
+    /// Frees α and the class lists (n × K each) once the certificate is taken, so that the
+    /// returned model is not built on top of them.
+    void release_dual() {
+      alpha_ = ClassMatrix<Scalar>();
+      classes_ = std::vector<ClassIndex>();
+    }
 
    private:
     /// The active samples in a fresh random order; a sample left with one active class leaves
