@@ -25,6 +25,7 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -537,25 +538,39 @@ TEST_CASE("fcbcfw: optimal against a brute-force dual solver and by directional 
   }
 }
 
-TEST_CASE("fcbcfw: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[fcbcfw][liblinear]") {
+// dna and F of (1) (λ = 0, μ = 1/(Cn), C = 0.1) at LIBLINEAR -s 4 -e 1e-6's model; nullopt,
+// with a WARN saying why, when the comparison is skipped.
+struct LiblinearS4 {
+  Dataset<double> data;
+  double mu;
+  double objective;
+};
+std::optional<LiblinearS4> liblinear_s4_on_dna(const std::string& name) {
   if (sanitizer_run()) {
     WARN("SKIPPED: LIBLINEAR comparison is too long for a sanitizer run");
-    return;
+    return std::nullopt;
   }
   if (!have_liblinear()) {
     WARN("SKIPPED: liblinear-train is not installed (Debian package liblinear-tools)");
-    return;
+    return std::nullopt;
   }
   const std::string train = std::string(SPARSEMC_REPO_DATA) + "/dna.scale";
-  const auto data = read_text<double>(train);
-  const double C = 0.1, n = static_cast<double>(data.n_samples()), mu = 1.0 / (C * n);
-  const std::string model = temp_path<double, int>("fcbcfw_dna_liblinear");
+  auto data = read_text<double>(train);
+  const double C = 0.1, mu = 1.0 / (C * static_cast<double>(data.n_samples()));
+  const std::string model = temp_path<double, int>(name);
   const std::string command = "liblinear-train -q -s 4 -c 0.1 -e 1e-6 " + train + " " + model;
   REQUIRE(std::system(command.c_str()) == 0);
-  const Dense W_liblinear = read_liblinear_model(model, data.encoder(), data.n_features());
+  const Dense W = read_liblinear_model(model, data.encoder(), data.n_features());
   std::filesystem::remove(model);
+  const double objective = instance(data, 0.0, mu).primal(W);
+  return LiblinearS4{std::move(data), mu, objective};
+}
+
+TEST_CASE("fcbcfw: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[fcbcfw][liblinear]") {
+  const auto reference = liblinear_s4_on_dna("fcbcfw_dna_liblinear");
+  if (!reference) return;
+  const auto& [data, mu, F_liblinear] = *reference;
   const Instance in = instance(data, 0.0, mu);
-  const double F_liblinear = in.primal(W_liblinear);
 
   const auto s = FCBCFW<CrammerSinger, NoPenalty>({}, {.mu = mu}, {.tol = 1e-6, .max_epochs = 20000})
                      .solve(data.problem<Eigen::RowMajor>());
@@ -905,23 +920,9 @@ TEST_CASE("sdm: agrees with fcbcfw at a tight tol, with sample costs and empty r
 }
 
 TEST_CASE("sdm: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[sdm][liblinear]") {
-  if (sanitizer_run()) {
-    WARN("SKIPPED: LIBLINEAR comparison is too long for a sanitizer run");
-    return;
-  }
-  if (!have_liblinear()) {
-    WARN("SKIPPED: liblinear-train is not installed (Debian package liblinear-tools)");
-    return;
-  }
-  const std::string train = std::string(SPARSEMC_REPO_DATA) + "/dna.scale";
-  const auto data = read_text<double>(train);
-  const double C = 0.1, n = static_cast<double>(data.n_samples()), mu = 1.0 / (C * n);
-  const std::string model = temp_path<double, int>("sdm_dna_liblinear");
-  const std::string command = "liblinear-train -q -s 4 -c 0.1 -e 1e-6 " + train + " " + model;
-  REQUIRE(std::system(command.c_str()) == 0);
-  const Dense W_liblinear = read_liblinear_model(model, data.encoder(), data.n_features());
-  std::filesystem::remove(model);
-  const double F_liblinear = instance(data, 0.0, mu).primal(W_liblinear);
+  const auto reference = liblinear_s4_on_dna("sdm_dna_liblinear");
+  if (!reference) return;
+  const auto& [data, mu, F_liblinear] = *reference;
   const auto r = Sdm({}, {.mu = mu}, {.tol = 1e-7, .max_epochs = 100000}).fit(data.problem<Eigen::RowMajor>());
   REQUIRE(r.info.status == Status::converged);
   INFO("F sdm " << r.info.objective << "  F liblinear " << F_liblinear);
