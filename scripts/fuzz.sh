@@ -30,8 +30,8 @@ for h in "${harnesses[@]}"; do
   seeds=tests/fuzz/corpus/${h%_model}
   [ "$h" = libsvm_compressed ] && seeds=tests/fuzz/corpus/compressed
   echo "== fuzz_$h: ${seconds}s (seeds $seeds)"
-  if ! "$build/tests/fuzz/fuzz_$h" "$corpus" "$seeds" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
-       -rss_limit_mb=2048 -artifact_prefix="$work/$h/artifacts/" -print_final_stats=1 2>"$work/$h/log"; then
+  if ! "$build/tests/fuzz/fuzz_$h" "$corpus" "$seeds" -max_total_time="$seconds" -max_len=4096 -timeout=120 \
+       -rss_limit_mb=4096 -artifact_prefix="$work/$h/artifacts/" -print_final_stats=1 2>"$work/$h/log"; then
     status=1
     echo "fuzz_$h: FAILED, see $work/$h/log and $work/$h/artifacts/" >&2
   fi
