@@ -495,6 +495,7 @@ int main(int argc, char** argv) {
   app.footer(Registry::help() + "\n" + exit_status_help);
 
   return run_tool("sparsemc-train", app, argc, argv, [&] {
+    args.fit.heldout = !args.heldout_file.empty();
     const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
     args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
     // The options only some solvers take: name the solvers that do.

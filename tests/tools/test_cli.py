@@ -161,6 +161,23 @@ for loss, others in [("squared-hinge", set()), ("logistic", set()), ("ovr-square
 if "fcbcfw" in registered:
     got = auto_choice("--loss", "crammer-singer", "--penalty", "l1", "--mu", "0.01")
     t.check(got == "fcbcfw", "auto picks fcbcfw for crammer-singer + l1 with mu > 0", got)
+if "sdm" in registered:
+    # Issue 16: the ridge-only Crammer-Singer SVM goes to the sequential dual method, unless the
+    # data is multilabel or the fit must stop on a held-out set (fcbcfw's).
+    for flags in (["--penalty", "none"], ["--penalty", "l1", "--lambda", "0"]):
+        got = auto_choice("--loss", "crammer-singer", "--mu", "0.01", *flags)
+        t.check(got == "sdm", f"auto picks sdm for crammer-singer {' '.join(flags)} with mu > 0", got)
+    got = auto_choice("--loss", "crammer-singer", "--penalty", "none", "--mu", "0.01", "--heldout", test_file)
+    t.check(got == "fcbcfw", "auto picks fcbcfw for the ridge-only Crammer-Singer SVM with --heldout", got)
+    multilabel = os.path.join(a.work, "multilabel.svm")
+    with open(multilabel, "w") as f:
+        f.write("".join(f"{1 + i % 3},{1 + (i + 1) % 3} {1 + i % 5}:{0.5 + i % 7}\n" for i in range(30)))
+    rc, obj, err = run_json([a.train, "--json", "--max-epochs", "1", "--loss", "crammer-singer", "--penalty", "none",
+                             "--mu", "0.01", multilabel, model])
+    got = obj.get("solver") if rc == 0 and obj else f"exit {rc}: {err.strip()[:200]}"
+    t.check(got == "fcbcfw", "auto re-chooses fcbcfw once the data read is multilabel", got)
+    expect([a.train, "--solver", "sdm", "--loss", "crammer-singer", "--penalty", "l1", "--lambda", "0.1", "--mu", "1",
+            train_file, model], 1, [r"--solver sdm", r"--lambda 0"], "sdm at lambda > 0")
     expect([a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1", train_file, model], 1,
            [r"--solver fcbcfw", r"--mu"], "fcbcfw at mu = 0")
     expect([a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1", "--mu", "1", "--intercept",

@@ -92,6 +92,7 @@ struct FitSettings {
   int threads = 1;                            ///< Options::threads where a solver has it
   bool fit_intercept = false;                 ///< Options::fit_intercept (--intercept)
   bool multilabel = false;                    ///< the training data is multilabel (known once it is read)
+  bool heldout = false;                       ///< --heldout: the fit must return its best held-out epoch
   // The generalized least squares family's own settings (see tools/registry/gls.hpp).
   std::optional<std::int64_t> block_size;     ///< --block-size: features per stage (stagewise)
   std::optional<std::int64_t> stages;         ///< --stages: number of stages (stagewise)

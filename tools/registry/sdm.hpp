@@ -27,6 +27,7 @@ struct SdmFamily {
     if (s.lambda != 0.0 && s.penalty != "none") return "needs --lambda 0 (the ridge-only Crammer-Singer SVM)";
     if (!(s.mu > 0.0)) return "needs --mu > 0 (the ridge term of its dual)";
     if (s.multilabel) return "solves multiclass data only (multilabel: fcbcfw)";
+    if (s.heldout) return "has no held-out early stop (--heldout: fcbcfw)";
     return "";
   }
   static int auto_priority(const FitSettings& s) { return requirement(s).empty() ? 20 : 0; }
