@@ -469,6 +469,36 @@ TEST_CASE("BlockCD epochs do not allocate", "[bcd]") {
   check(BlockCD<LeastSquares, L1L2, RichtarikTakac>({}, {.lambda = 1e-3}, {.tol = 1e-6}));
 }
 
+TEST_CASE("BlockCD on the used columns only is the fit on all of them, renumbered", "[bcd]") {
+  // 20 of 4000 columns occur (hashed features); Dataset::compact_features gives the solver
+  // those 20 and expand_features puts the rows back. Both fits reach the same optimum of (1).
+  RandomProblem<double> rp(80, 20, 3, 0.3, 41);
+  const CsrMatrix<double> narrow = to_csr(rp.problem().X);
+  CsrMatrix<double> X(narrow.rows(), 4000);
+  X.reserve(narrow.nonZeros());
+  for (std::int32_t i = 0; i < narrow.rows(); ++i) {
+    X.startVec(i);
+    for (CsrMatrix<double>::InnerIterator it(narrow, i); it; ++it) X.insertBack(i, 7 + 197 * it.col()) = it.value();
+  }
+  X.finalize();
+  Dataset<double> wide(X, rp.labels, LabelEncoder({0, 1, 2}));
+  Dataset<double> compact = wide;
+  const FeatureMap map = compact.compact_features();
+  REQUIRE(compact.n_features() == 20);
+
+  const BlockCD<SquaredHinge, L1L2, TsengYun> solver({}, {.lambda = 1e-3}, {.tol = 1e-9, .max_epochs = 100000});
+  const auto on_all = solver.fit(wide.problem<Eigen::ColMajor>());
+  auto on_used = solver.fit(compact.problem<Eigen::ColMajor>());
+  REQUIRE(on_all.info.status == Status::converged);
+  REQUIRE(on_used.info.status == Status::converged);
+  on_used.model = expand_features(on_used.model, map);
+  CHECK(on_used.model.n_features() == 4000);
+  CHECK(rel(on_used.info.objective, on_all.info.objective) <= 1e-8);
+  GapWorkspace<double> work;
+  const DualityGap gap = duality_gap(SquaredHinge{}, L1L2{.lambda = 1e-3}, wide.problem<Eigen::RowMajor>(), on_used.model, work);
+  CHECK(gap.relative() <= 1e-9);
+}
+
 TEST_CASE("BlockCD handles inert columns, W = 0 optima, budgets and bad options", "[bcd]") {
   RandomProblem<double> rp(100, 12, 3, 0.3, 23);
   // Column 5 emptied: no sample depends on W_5, whose optimum is 0 whatever the warm start.

@@ -3,10 +3,13 @@
 
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/data/dataset.hpp>
+#include <sparsemc/data/feature_map.hpp>
 #include <sparsemc/data/problem.hpp>
 #include <sparsemc/data/sparse_view.hpp>
 
 #include <cstdint>
+#include <limits>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -157,6 +160,104 @@ TEMPLATE_TEST_CASE("a dataset converts to CSC once and combines sample and class
   REQUIRE_NOTHROW(problem.validate());
   REQUIRE(problem.n_classes() == 3);
   REQUIRE(problem.weight(4) == Approx(6.0));
+}
+
+// X with its columns spread out: column j of a random n × d matrix becomes column j·stride + 3
+// of a matrix of `wide_d` columns (hashed features: few used among many possible).
+template <class Scalar, class Index>
+CsrMatrix<Scalar, Index> spread_columns(const CsrMatrix<Scalar, Index>& X, std::int64_t stride, std::int64_t wide_d) {
+  // Filled row by row: setFromTriplets would build a transposed copy with wide_d outer slots.
+  CsrMatrix<Scalar, Index> wide(X.rows(), static_cast<Index>(wide_d));
+  wide.reserve(X.nonZeros());
+  for (Index i = 0; i < X.rows(); ++i) {
+    wide.startVec(i);
+    for (typename CsrMatrix<Scalar, Index>::InnerIterator it(X, i); it; ++it)
+      wide.insertBack(i, static_cast<Index>(it.col() * stride + 3)) = it.value();
+  }
+  wide.finalize();
+  return wide;
+}
+
+TEMPLATE_LIST_TEST_CASE("compact features: X P keeps every entry, renumbered onto the used columns", "[data]",
+                        ScalarIndexPairs) {
+  using Scalar = std::tuple_element_t<0, TestType>;
+  using Index = std::tuple_element_t<1, TestType>;
+  const auto narrow = random_csr<Scalar, Index>(30, 40, 0.1, 11);
+  // Both ways of finding the used columns and both lookups: d ≤ nnz (a bitmap, a dense
+  // table) and d ≫ nnz (a sorted copy, binary search).
+  const std::int64_t huge = std::numeric_limits<std::int32_t>::max();
+  for (const auto [stride, d] : {std::pair<std::int64_t, std::int64_t>{1, 45}, {(huge - 4) / 40, huge}}) {
+    const CsrMatrix<Scalar, Index> X = spread_columns(narrow, stride, d);
+    std::set<std::int64_t> occurring;
+    for (Index k = 0; k < X.nonZeros(); ++k) occurring.insert(X.innerIndexPtr()[k]);
+
+    const FeatureMap map = FeatureMap::used_by(X);
+    CHECK(map.n_features() == d);
+    CHECK(!map.identity());
+    REQUIRE(std::vector<std::int64_t>(map.used().begin(), map.used().end()) ==
+            std::vector<std::int64_t>(occurring.begin(), occurring.end()));
+    for (std::int64_t c = 0; c < map.n_used(); ++c) CHECK(map.compact(map.original(c)) == c);
+    CHECK(map.compact(d - 1) == -1);
+
+    CsrMatrix<Scalar, Index> compact = X;
+    map.apply(compact);
+    REQUIRE(compact.cols() == map.n_used());
+    REQUIRE(compact.nonZeros() == X.nonZeros());
+    REQUIRE(compact.isCompressed());
+    for (Index i = 0; i < X.rows(); ++i) {
+      typename CsrMatrix<Scalar, Index>::InnerIterator a(X, i), b(compact, i);
+      for (; a; ++a, ++b) {
+        REQUIRE(b);
+        CHECK(map.original(b.col()) == a.col());
+        CHECK(b.value() == a.value());
+      }
+      CHECK(!b);
+    }
+
+    // Held-out data with the training map: entries in columns the map lacks are dropped.
+    CsrMatrix<Scalar, Index> other = spread_columns(random_csr<Scalar, Index>(10, 40, 0.3, 12), stride, d);
+    other.coeffRef(0, 0) = Scalar(5);  // column 0 is never used by X
+    other.makeCompressed();
+    const CsrMatrix<Scalar, Index> other_wide = other;
+    map.apply(other);
+    Index kept = 0;
+    for (Index i = 0; i < other_wide.rows(); ++i)
+      for (typename CsrMatrix<Scalar, Index>::InnerIterator it(other_wide, i); it; ++it) {
+        const std::int64_t c = map.compact(it.col());
+        if (c < 0) continue;
+        ++kept;
+        CHECK(other.coeff(i, static_cast<Index>(c)) == it.value());
+      }
+    CHECK(other.nonZeros() == kept);
+    CHECK(kept < other_wide.nonZeros());
+  }
+}
+
+TEST_CASE("compact features: the dataset drops its CSC, a map grows by a model's support", "[data]") {
+  CsrMatrix<double, std::int32_t> X(3, 100);
+  X.insert(0, 7) = 1.0;
+  X.insert(1, 2) = 2.0;
+  X.insert(2, 7) = 3.0;
+  X.makeCompressed();
+  Dataset<double> data(X, LabelSets::multiclass(std::vector<ClassIndex>{0, 1, 0}, 2), LabelEncoder({1, 2}));
+  REQUIRE(data.csc().cols() == 100);
+  const FeatureMap map = data.compact_features();
+  CHECK(std::vector<std::int64_t>(map.used().begin(), map.used().end()) == std::vector<std::int64_t>{2, 7});
+  REQUIRE(data.n_features() == 2);
+  REQUIRE(data.csc().cols() == 2);
+  CHECK(data.csc().outer(1).values.size() == 2);  // column 7's two entries
+
+  FeatureMap with_model = map;
+  with_model.add(std::vector<std::int64_t>{0, 7, 150});
+  CHECK(std::vector<std::int64_t>(with_model.used().begin(), with_model.used().end()) ==
+        std::vector<std::int64_t>{0, 2, 7, 150});
+  CHECK(with_model.n_features() == 151);
+
+  // Once compacted, every column is used: compacting again is the identity.
+  Dataset<double> full(CsrMatrix<double, std::int32_t>(X.block(0, 0, 3, 8)), LabelSets::multiclass(std::vector<ClassIndex>{0, 1, 0}, 2),
+                       LabelEncoder({1, 2}));
+  CHECK(!full.compact_features().identity());
+  CHECK(full.compact_features().identity());
 }
 
 TEST_CASE("bounded random integers and shuffles reproduce for a seed", "[core]") {

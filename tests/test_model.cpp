@@ -737,6 +737,55 @@ TEMPLATE_TEST_CASE("a model stores only its nonzero entries and scores like its 
   REQUIRE(sparse.decision_function(Xd) == expected);
 }
 
+TEMPLATE_TEST_CASE("a model fitted on compact features scores like its expansion on the original ones", "[model]",
+                   float, double) {
+  using Scalar = TestType;
+  // Data over d = 10^9 features of which a few occur; W′ over the compact columns.
+  constexpr std::int64_t d = 1'000'000'000;
+  const std::vector<std::int64_t> occurring{4, 77, 5'000'000, 999'999'998};
+  RowMatrix<Scalar> dense_compact(9, 4);
+  Rng rng(21);
+  for (Eigen::Index i = 0; i < dense_compact.rows(); ++i)
+    for (Eigen::Index c = 0; c < dense_compact.cols(); ++c)
+      dense_compact(i, c) = uniform_real(rng) < 0.6 ? static_cast<Scalar>(uniform_real(rng) - 0.5) : Scalar(0);
+  dense_compact(0, 0) = dense_compact(1, 1) = dense_compact(2, 2) = dense_compact(3, 3) = Scalar(1);  // each occurs
+  CsrMatrix<Scalar> X(9, static_cast<std::int32_t>(d));  // filled row by row: no d-sized buffer
+  for (Eigen::Index i = 0; i < dense_compact.rows(); ++i) {
+    X.startVec(i);
+    for (Eigen::Index c = 0; c < dense_compact.cols(); ++c)
+      if (dense_compact(i, c) != Scalar(0))
+        X.insertBack(i, static_cast<std::int32_t>(occurring[static_cast<std::size_t>(c)])) = dense_compact(i, c);
+  }
+  X.finalize();
+  const FeatureMap map = FeatureMap::used_by(X);
+  REQUIRE(std::ranges::equal(map.used(), occurring));
+  CsrMatrix<Scalar> X_compact = X;
+  map.apply(X_compact);
+
+  RowMatrix<Scalar> W_compact(4, 3);
+  W_compact << 1, 0, -2, 0, 0, 0, 0.5, 0.25, 0, 0, 3, 0;  // row 1 is zero: not stored
+  Vector<Scalar> b(3);
+  b << 0.5, -0.5, 1;
+  const LinearModel<Scalar> fitted(W_compact, b, {10, 20, 30});
+  const LinearModel<Scalar> model = expand_features(fitted, map);
+  CHECK(model.n_features() == d);
+  CHECK(model.support() == std::vector<std::int64_t>{4, 5'000'000, 999'999'998});
+  CHECK(model.weights() == fitted.weights());
+  CHECK(model.intercept() == fitted.intercept());
+  CHECK(model.labels() == fitted.labels());
+  // Same products in the same order: bit-identical scores.
+  CHECK(model.decision_function(CsrView<Scalar>(X)) == fitted.decision_function(CsrView<Scalar>(X_compact)));
+
+  // Back onto the compact columns (a warm start): the fitted model again; rows of features
+  // the map lacks are dropped.
+  const LinearModel<Scalar> back = restrict_features(model, map);
+  CHECK(back.n_features() == 4);
+  CHECK(back.support() == fitted.support());
+  CHECK(back.weights() == fitted.weights());
+  const LinearModel<Scalar> wider(d, {3, 4}, RowMatrix<Scalar>::Ones(2, 3), Vector<Scalar>(), {10, 20, 30});
+  CHECK(restrict_features(wider, map).support() == std::vector<std::int64_t>{0});
+}
+
 TEMPLATE_TEST_CASE("native format version 2: sparse rows save → load bit exactly and stay small", "[model][io]", float,
                    double) {
   using Scalar = TestType;

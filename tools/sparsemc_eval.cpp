@@ -122,6 +122,16 @@ int evaluate(EvalArgs& args) {
   if (data.multilabel() && !loss_supports_multilabel(*args.loss))
     throw UsageError("--loss " + *args.loss + " is not defined for multilabel data (" + args.data_file + ")");
 
+  // The certificate keeps O(d·K) state: let d follow the features the data and the model use
+  // (hashed data: a few of 2^31 possible indices), each row of the model keeping its column.
+  FeatureMap features;
+  if (!staged) {
+    features = FeatureMap::used_by(data.matrix());
+    features.add(model.support());
+    data.apply_feature_map(features);
+  }
+  const LinearModel<double> compact = staged ? LinearModel<double>() : restrict_features(model, features);
+
   ObjectiveValue value;
   // The certificate of the model for (1): NaN (not evaluated) for a staged model, whose
   // predictions are not a linear model of (1).
@@ -134,10 +144,10 @@ int evaluate(EvalArgs& args) {
     penalty.lambda = *args.lambda;
     penalty.mu = *args.mu;
     const auto problem = data.problem<Eigen::RowMajor>();
-    value = objective(Loss{}, penalty, problem, model);
+    value = objective(Loss{}, penalty, problem, compact);
     if constexpr (ConjugateLoss<Loss, double>) {
       GapWorkspace<double> work;
-      certificate = duality_gap(Loss{}, penalty, problem, model, work);
+      certificate = duality_gap(Loss{}, penalty, problem, compact, work);
     }
   });
   // The gap at the objective printed above (the two are computed the same way, in double).

@@ -231,9 +231,15 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
   }
   if (spec.writes_staged(args.fit)) return train_staged(args, spec, data, test);
 
+  // The solvers see only the features that occur (hashed data: a few of 2^31 possible indices),
+  // so their memory follows the used features; finish() gives each model its indices back.
+  const FeatureMap features = data.compact_features();
+  if (heldout) heldout->apply_feature_map(features);
+
   const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
   ToolCallback callback{args.verbose ? &std::cerr : nullptr};
   auto finish = [&](Result<Scalar>& r) {
+    r.model = expand_features(r.model, features);
     r.model.provenance().bias = args.bias;
     std::optional<TestScore> score;
     if (test) score = score_model(r.model, *test);
@@ -307,7 +313,9 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
     } else {
       for (const double lambda : grid) {
         args.fit.lambda = lambda;
-        Result<Scalar> next = fit(data, args.fit, result ? &result->model : nullptr, callback);
+        std::optional<LinearModel<Scalar>> warm;
+        if (result) warm = restrict_features(result->model, features);
+        Result<Scalar> next = fit(data, args.fit, warm ? &*warm : nullptr, callback);
         report(next, lambda);
         if (result->info.status == Status::numerical_issue) break;
       }

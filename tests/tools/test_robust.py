@@ -6,7 +6,8 @@ atomic writes and the early check of MODEL's directory (1), header counts checke
 size anything (2), O(K log K) label tables (3), a non-finite objective is exit 3 (4), recorded
 hyper-parameters validated (5), bytes after a gzip/bzip2 stream (6), a label-less line in a
 multiclass file (7), underflow is 0 (8), I/O errors name the file (9), a cut version-3 model
-(10). Needs no data set: every file is written here.
+(10), memory that follows the features used, not the largest index (11). Needs no data set:
+every file is written here.
 """
 
 import bz2
@@ -15,9 +16,10 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import time
 
-from common import Checks, parse_args, run
+from common import Checks, parse_args, run, run_json, sanitizer_run
 
 a = parse_args()
 t = Checks()
@@ -189,5 +191,62 @@ v1 = write("v1.model", native(["rows 1", "0 1 2 3"], version=1))
 expect([a.predict, narrow, v1], 0, [], "10: version 1 still reads")
 v2 = write("v2.model", native(["rows 1", "0 1:2"], version=2))
 expect([a.predict, narrow, v2], 0, [], "10: version 2 still reads")
+
+# --- 11: memory follows the features used, not the largest index ---------------------------------
+def peak_rss_mb(cmd):
+    """Runs a command; returns (exit status, its peak resident memory in MB)."""
+    p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
+
+
+def stored_rows(model_file):
+    """A native model's d and its stored rows as {feature: the row's weights as written}."""
+    lines = open(model_file).read().splitlines()
+    d = int(next(ln.split()[1] for ln in lines if ln.startswith("n_features ")))
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("rows "))
+    n_rows = int(lines[start].split()[1])
+    body = [ln for ln in lines[start + 1:] if ln.split()[0] not in ("entries", "layout")][:n_rows]
+    return d, {int(ln.split(maxsplit=1)[0]): ln.split(maxsplit=1)[1] for ln in body}
+
+
+# Hashed features: five used of 10^8 possible. The same data with its features renumbered
+# 1..5 must give the very same fit (the solvers see the same compact columns).
+hashed_rows = ["1 1:0.5 100000000:1", "2 2:1 3:0.2", "3 1:1 5:2", "1 1:0.7 100000000:0.5", "2 3:1 5:0.1", "3 2:0.4 5:1"]
+renumber = {"1": "1", "2": "2", "3": "3", "5": "4", "100000000": "5"}
+hashed = write("hashed.svm", "".join(r + "\n" for r in hashed_rows))
+renumbered = write("renumbered.svm", "".join(
+    " ".join([r.split()[0]] + [renumber[e.split(":")[0]] + ":" + e.split(":")[1] for e in r.split()[1:]]) + "\n"
+    for r in hashed_rows))
+limit_mb = 500 if sanitizer_run() else 50  # the address sanitizer's shadow memory comes on top
+for fit in (["--lambda", "0.01"],
+            ["--loss", "crammer-singer", "--penalty", "none", "--mu", "0.01"],
+            ["--solver", "fista", "--loss", "logistic", "--lambda", "0.01", "--intercept"],
+            ["--solver", "scd-ls", "--penalty", "l1", "--lambda", "0.01", "--bias", "1"],
+            ["--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1", "--lambda", "0.01", "--mu", "0.1"],
+            ["--path", "3:0.1"]):
+    what = "11: " + " ".join(fit)
+    wide_model, narrow_model = path("hashed.model"), path("renumbered.model")
+    rc, mb = peak_rss_mb([a.train, hashed, wide_model] + fit)
+    t.check(rc == 0, f"{what}: trains on features up to 10^8", f"exit {rc}")
+    t.check(mb < limit_mb, f"{what}: peak memory {mb:.0f} MB < {limit_mb} MB")
+    expect([a.train, renumbered, narrow_model] + fit, 0, [], what + " on the renumbered file")
+    (d_wide, wide), (d_narrow, narrow) = stored_rows(wide_model), stored_rows(narrow_model)
+    bias = 1 if "--bias" in fit else 0
+    t.check(d_wide == 100000000 + bias and d_narrow == 5 + bias, f"{what}: the model keeps the data's d",
+            f"{d_wide}, {d_narrow}")
+    back = {int(v) - 1: int(k) - 1 for k, v in renumber.items()}
+    back[5] = 100000000  # the bias feature
+    t.check(len(wide) > 0 and {back[j]: row for j, row in narrow.items()} == wide,
+            f"{what}: the rows sit at their original features, with the renumbered fit's weights",
+            f"{wide} vs {narrow}")
+    rc, obj, err = run_json([a.eval, hashed, wide_model, "--json"])
+    rc2, obj2, _ = run_json([a.eval, renumbered, narrow_model, "--json"])
+    t.check(rc == 0 and rc2 == 0 and obj["objective"] == obj2["objective"] and obj["duality_gap"] == obj2["duality_gap"],
+            f"{what}: eval gives the renumbered fit's objective and gap", f"{obj} vs {obj2}; {err.strip()[:300]}")
+    rc, mb = peak_rss_mb([a.eval, hashed, wide_model])
+    t.check(rc == 0 and mb < limit_mb, f"{what}: eval in {mb:.0f} MB < {limit_mb} MB", f"exit {rc}")
+    rc, mb = peak_rss_mb([a.predict, hashed, wide_model, path("hashed.pred")])
+    t.check(rc == 0 and mb < limit_mb, f"{what}: predict in {mb:.0f} MB < {limit_mb} MB", f"exit {rc}")
 
 t.done()

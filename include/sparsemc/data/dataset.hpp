@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "feature_map.hpp"
 #include "labels.hpp"
 #include "problem.hpp"
 #include "sparse_view.hpp"
@@ -66,6 +67,24 @@ class Dataset {
     return CscView<Scalar, Index>(X_csc_);
   }
   [[nodiscard]] const CsrMatrix<Scalar, Index>& matrix() const noexcept { return X_csr_; }
+
+  /// Renumbers the columns onto the features that occur (data/feature_map.hpp), in place, so
+  /// that a solver's per-feature state follows the used features, not the largest index.
+  /// Returns the map; `expand_features(model, map)` gives a model fitted here the original
+  /// indices. Costs O(nnz) and no copy of X.
+  FeatureMap compact_features() {
+    FeatureMap map = FeatureMap::used_by(X_csr_);
+    apply_feature_map(map);
+    return map;
+  }
+  /// Renumbers the columns with another set's map (held-out data with the training map);
+  /// entries in features the map lacks are dropped.
+  void apply_feature_map(const FeatureMap& map) {
+    if (map.identity() && map.n_features() == X_csr_.cols()) return;
+    map.apply(X_csr_);
+    X_csc_ = CscMatrix<Scalar, Index>();
+    has_csc_ = false;
+  }
 
   [[nodiscard]] const LabelSets& labels() const noexcept { return y_; }
   [[nodiscard]] const LabelEncoder& encoder() const noexcept { return encoder_; }

@@ -39,6 +39,7 @@
 
 #include "../core/status.hpp"
 #include "../core/traits.hpp"
+#include "../data/feature_map.hpp"
 #include "../data/sparse_view.hpp"
 
 namespace sparsemc {
@@ -235,6 +236,33 @@ class LinearModel {
   [[nodiscard]] ClassIndex class_of(Label label) const noexcept {
     const auto it = std::lower_bound(label_index_.begin(), label_index_.end(), std::pair<Label, ClassIndex>{label, 0});
     return (it != label_index_.end() && it->first == label) ? it->second : ClassIndex{-1};
+  }
+
+  /// The same weights over another numbering of the features: stored row j becomes feature
+  /// `to(j)` of a model with `n_features` features, and a row mapped to −1 is dropped. `to`
+  /// must increase with j. expand_features / restrict_features (below) call it with a FeatureMap.
+  template <class Map>
+  [[nodiscard]] LinearModel renumbered(std::int64_t n_features, const Map& to) const {
+    LinearModel out;
+    out.n_features_ = n_features;
+    out.intercept_ = intercept_;
+    out.labels_ = labels_;
+    out.label_index_ = label_index_;
+    out.provenance_ = provenance_;
+    out.classes_.reserve(classes_.size());
+    out.weights_.reserve(weights_.size());
+    for (std::size_t r = 0; r < support_.size(); ++r) {
+      const std::int64_t j = to(support_[r]);
+      if (j < 0) continue;
+      const Row w = row(r);
+      out.support_.push_back(j);
+      out.classes_.insert(out.classes_.end(), w.indices.begin(), w.indices.end());
+      out.weights_.insert(out.weights_.end(), w.values.begin(), w.values.end());
+      out.row_start_.push_back(static_cast<std::int64_t>(out.classes_.size()));
+    }
+    out.check_support(out.support_);
+    out.build_row_of_feature();
+    return out;
   }
 
   /// W as a dense d × K matrix.
@@ -633,6 +661,22 @@ class LinearModel {
   std::vector<std::pair<Label, ClassIndex>> label_index_;  // (label, class) sorted by label
   ModelProvenance provenance_;
 };
+
+/// A model fitted on columns compacted by `map` (Dataset::compact_features) with its rows back
+/// at their original feature indices: W = P W′ in the notation of data/feature_map.hpp.
+template <RealScalar Scalar>
+[[nodiscard]] LinearModel<Scalar> expand_features(const LinearModel<Scalar>& model, const FeatureMap& map) {
+  if (map.identity() && model.n_features() == map.n_features()) return model;
+  return model.renumbered(map.n_features(), [&](std::int64_t c) { return map.original(c); });
+}
+
+/// A model over original features restricted to the columns `map` keeps, renumbered onto them
+/// (W′ = Pᵀ W; a warm start for a fit on compacted data). Rows of unused features are dropped.
+template <RealScalar Scalar>
+[[nodiscard]] LinearModel<Scalar> restrict_features(const LinearModel<Scalar>& model, const FeatureMap& map) {
+  if (map.identity() && model.n_features() == map.n_features()) return model;
+  return model.renumbered(map.n_used(), [&](std::int64_t j) { return map.compact(j); });
+}
 
 /// What every solver's fit() returns: the model and the information block.
 template <RealScalar Scalar>
