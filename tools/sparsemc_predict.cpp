@@ -41,7 +41,7 @@ int predict(const PredictArgs& args) {
   const LabelEncoder table(model.labels());
   const Dataset<double> test = read_dataset<double>(
       args.test_file, {.zero_based = args.zero_based, .n_features = model.n_data_features(), .labels = &table,
-                       .multilabel = args.multilabel});
+                       .multilabel = args.multilabel, .extra_features_ignored = true});
   Stopwatch watch;
   const auto k = static_cast<ClassIndex>(args.top_k);
   const ClassRanking top =
@@ -105,7 +105,8 @@ int main(int argc, char** argv) {
       "sparsemc-predict: apply MODEL (native, staged or LIBLINEAR format, recognised from its first line) to TEST\n"
       "(LIBSVM/SVMlight text, plain, .gz or .bz2; read with the model's features and label table),\n"
       "write the predicted labels to OUTPUT and print the accuracy (multiclass) or precision@k\n"
-      "(multilabel) against TEST's labels. Labels the model never saw count as misses.",
+      "(multilabel) against TEST's labels. Labels the model never saw count as misses; features beyond\n"
+      "the model's are ignored (as LIBLINEAR's predict does).",
       "sparsemc-predict"};
   app.get_formatter()->column_width(30);
   app.add_option("TEST", args.test_file, wrap("test data file"))->required();

@@ -221,7 +221,8 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
     return read_dataset<Scalar>(file, {.zero_based = args.zero_based,
                                        .n_features = data_features,
                                        .labels = &data.encoder(),
-                                       .multilabel = args.multilabel || data.multilabel()});
+                                       .multilabel = args.multilabel || data.multilabel(),
+                                       .extra_features_ignored = true});
   };
   std::optional<Dataset<Scalar>> test, heldout;
   if (!args.test_file.empty()) test = read_like_training(args.test_file);
@@ -450,7 +451,8 @@ int main(int argc, char** argv) {
       ->type_name("FORMAT")
       ->check(one_of({"native", "liblinear"}));
   app.add_option("--test", args.test_file,
-                 wrap("evaluate the model on FILE (read with the training features and labels) and report accuracy "
+                 wrap("evaluate the model on FILE (read with the training features and labels; a feature beyond the training "
+                      "data's is ignored) and report accuracy "
                       "(multiclass) or precision@1 (multilabel) (default: none)"))
       ->type_name("FILE");
   app.add_option("--heldout", args.heldout_file,

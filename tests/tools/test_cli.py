@@ -223,9 +223,17 @@ with open(bad, "w") as f:
 expect([a.train, bad, model], 2, [re.escape(bad) + r":2:\d+: "], "NaN value")
 with open(bad, "w") as f:
     f.write("1 1:0.5\n2 200:1\n")
-expect([a.train, "--test", bad, train_file, model], 2, [re.escape(bad) + r":2:\d+: "],
-       "test feature beyond the training dimension")
-expect([a.predict, bad, model], 2, [re.escape(bad) + r":2:\d+: "], "predict: test feature beyond the model")
+# A feature beyond the model's is ignored when predicting (as LIBLINEAR's predict does) and is
+# an error where the objective on the data is asked (sparsemc-eval).
+expect([a.train, "--test", bad, train_file, model], 0, [], "test feature beyond the training dimension is ignored")
+within = os.path.join(a.work, "within.svm")
+with open(within, "w") as f:
+    f.write("1 1:0.5\n2 \n")
+beyond_pred, within_pred = os.path.join(a.work, "beyond.pred"), os.path.join(a.work, "within.pred")
+expect([a.predict, bad, model, beyond_pred], 0, [], "predict: a test feature beyond the model is ignored")
+expect([a.predict, within, model, within_pred], 0, [], "predict: the same file without it")
+t.check(open(beyond_pred).read() == open(within_pred).read(), "predict: a feature beyond the model changes nothing")
+expect([a.eval, bad, model], 2, [re.escape(bad) + r":2:\d+: .*beyond"], "eval: a feature beyond the model")
 missing = os.path.join(a.work, "does-not-exist.svm")
 expect([a.train, missing, model], 2, [re.escape(missing)], "missing data file")
 expect([a.predict, test_file, missing], 2, [re.escape(missing)], "missing model file")
