@@ -22,8 +22,12 @@
 ///     ...
 ///
 /// Random Fourier features are stored as (seed, p, σ) and regenerated on load (d is the
-/// model's n_features). Errors raise `ParseError` ("file:line:column: what"; inside an
-/// embedded model the line is counted in the whole file).
+/// model's n_features): at most `max_random_feature_entries` weights, drawn only once their
+/// stage has been read in full and its linear part takes the p features, so a malformed file
+/// fails before that work. The file's size does not bound d · p (the linear part stores only
+/// its nonzero rows): the largest generator takes tens of seconds and 2 GiB (double) to draw.
+/// Errors raise `ParseError` ("file:line:column: what"; inside an embedded model the line is
+/// counted in the whole file).
 ///
 /// \code
 ///   #include <sparsemc/io/staged_model_io.hpp>
@@ -233,15 +237,12 @@ template <RealScalar Scalar = double>
       if (p > max_random_feature_entries || n_features > max_random_feature_entries / p)
         in.fail(0, "random features of " + std::to_string(n_features) + " × " + std::to_string(p) +
                        " exceed the limit of " + std::to_string(max_random_feature_entries) + " generated weights");
+      // Only (seed, p, σ) for now: Ω is drawn once the whole stage has been read (below).
       stage.features = Model::Features::rff;
-      // Consecutive stages on the same features (calibrated least squares on φ(x)) copy the
-      // previous stage's generator instead of drawing it again.
-      const auto& done = model.stages();
-      if (!done.empty() && done.back().features == Model::Features::rff && done.back().rff.seed == seed &&
-          done.back().rff.output_dim == p && done.back().rff.bandwidth == sigma)
-        stage.rff = done.back().rff;
-      else
-        stage.rff = RandomFourierFeatures<Scalar>(seed, n_features, p, sigma);
+      stage.rff.seed = seed;
+      stage.rff.input_dim = n_features;
+      stage.rff.output_dim = p;
+      stage.rff.bandwidth = sigma;
     } else if (kind.text != "original") {
       in.fail(kind.column, "expected 'original' or 'rff', got " + detail::TextCursor::quote(kind.text));
     }
@@ -280,6 +281,20 @@ template <RealScalar Scalar = double>
       stage.linear = parse_model<Scalar>(embedded, source);
     } catch (const ParseError& e) {
       throw ParseError(source, first_line - 1 + e.line(), e.column(), e.message());
+    }
+    // The generator costs O(d · p) time and memory that the file does not pay for in bytes,
+    // so it is drawn last: only for a stage that has been read in full and whose linear part
+    // takes its p features (otherwise add_stage reports the mismatch without it).
+    if (stage.features == Model::Features::rff && stage.linear.n_features() == stage.rff.output_dim) {
+      // Consecutive stages on the same features (calibrated least squares on φ(x)) copy the
+      // previous stage's generator instead of drawing it again.
+      const auto& done = model.stages();
+      const RandomFourierFeatures<Scalar> want = stage.rff;  // the four numbers (Ω not drawn yet)
+      if (!done.empty() && done.back().features == Model::Features::rff && done.back().rff.seed == want.seed &&
+          done.back().rff.output_dim == want.output_dim && done.back().rff.bandwidth == want.bandwidth)
+        stage.rff = done.back().rff;
+      else
+        stage.rff = RandomFourierFeatures<Scalar>(want.seed, want.input_dim, want.output_dim, want.bandwidth);
     }
     try {
       model.add_stage(std::move(stage));
