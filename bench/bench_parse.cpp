@@ -39,7 +39,8 @@ void register_file(const fs::path& path) {
     // MB/s counts decompressed bytes, measured once.
     std::size_t text_bytes = 0;
     {
-      io::detail::Bzip2Source source(path);
+      io::detail::FileSource file(path);
+      io::detail::Bzip2Source source(file, path.string());
       std::vector<char> block(1 << 20);
       while (const std::size_t got = source.read(block.data(), block.size())) text_bytes += got;
     }

@@ -2,7 +2,8 @@
 /// \file compressed.hpp
 /// Reads gzip (.gz, through zlib) and bzip2 (.bz2, through libbz2) compressed LIBSVM files
 /// directly: the decompressed bytes flow block by block into the same parser as plain
-/// files, so a compressed file is never expanded in memory or on disk.
+/// files, so a compressed file is never expanded in memory or on disk. Compressed data held
+/// in memory or arriving on a stream is read the same way from an `std::istream`.
 ///
 /// This header needs the CMake target `sparsemc::io` (it links ZLIB and BZip2 and defines
 /// `SPARSEMC_HAVE_ZLIB` / `SPARSEMC_HAVE_BZIP2`); the core `sparsemc::sparsemc` stays
@@ -17,6 +18,8 @@
 ///   #include <sparsemc/io/compressed.hpp>
 ///   auto sector = sparsemc::io::read_libsvm_bzip2<double>("sector.scale.bz2");
 ///   auto news = sparsemc::io::read_libsvm_gzip<float>("news20.gz", {.n_features = 62061});
+///   std::istringstream bytes(gzip_bytes);  // e.g. a .gz file received over the network
+///   auto data = sparsemc::io::read_libsvm_gzip<double>(bytes, {}, "upload.gz");
 /// \endcode
 
 #if !defined(SPARSEMC_HAVE_ZLIB) && !defined(SPARSEMC_HAVE_BZIP2)
@@ -30,10 +33,13 @@
 #include <new>
 #include <cstdio>
 #include <filesystem>
+#include <istream>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #ifdef SPARSEMC_HAVE_ZLIB
@@ -48,42 +54,77 @@
 namespace sparsemc::io {
 namespace detail {
 
+/// Largest chunk of compressed input handed to a decoder at once (bytes).
+inline constexpr std::size_t kCompressedChunk = std::size_t{1} << 20;
+
+/// The compressed bytes of a gzip or bzip2 input, chunk by chunk, from a byte source `Input`
+/// (`FileSource`, `StreamSource`, or any type with `read` and `size` as `read_blocks` takes
+/// them: `read` returns 0 at the end, and only then). Like `read_blocks`, an input of known
+/// size smaller than a chunk gets a buffer of its own size, and one of unknown size starts
+/// with `kFirstBlockSize` and doubles while reads fill it; the buffer is not zero-filled.
+template <class Input>
+class CompressedInput {
+ public:
+  explicit CompressedInput(Input& input) : input_(input) {
+    const std::optional<std::size_t> total = input_.size();
+    size_ = std::min(kCompressedChunk, total ? *total + 1 : kFirstBlockSize);  // +1: the read that finds the end
+    buffer_ = std::make_unique_for_overwrite<char[]>(size_);
+  }
+
+  /// Reads the next chunk into `data()` (the previous one must be consumed) and returns its
+  /// size; 0 means the end of the input, after which `at_end()` is true.
+  unsigned refill() {
+    if (full_ && size_ < kCompressedChunk) {
+      size_ = std::min(2 * size_, kCompressedChunk);
+      buffer_ = std::make_unique_for_overwrite<char[]>(size_);
+    }
+    const std::size_t got = input_.read(buffer_.get(), size_);
+    full_ = got == size_;
+    if (got == 0) at_end_ = true;
+    return static_cast<unsigned>(got);  // <= kCompressedChunk
+  }
+  [[nodiscard]] char* data() const { return buffer_.get(); }
+  [[nodiscard]] bool at_end() const { return at_end_; }
+
+ private:
+  Input& input_;
+  std::size_t size_ = 0;
+  std::unique_ptr<char[]> buffer_;
+  bool full_ = false;  // the last read filled the buffer: there is likely more
+  bool at_end_ = false;
+};
+
 #ifdef SPARSEMC_HAVE_ZLIB
-/// A gzip file as a byte source (zlib's inflate over stdio). Concatenated members (pigz,
+/// gzip data as a byte source (zlib's inflate over the compressed bytes of `Input`, see
+/// `CompressedInput`; `name` names them in errors). Concatenated members (pigz,
 /// `cat a.gz b.gz`) are all read; anything after a member that is not another member — text
 /// appended to the file, a cut second header — is an error, not silently dropped data.
+template <class Input>
 class GzipSource {
  public:
-  explicit GzipSource(const std::filesystem::path& path) : name_(path.string()), input_(1u << 20) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(name_ + ": cannot read: is a directory");
-    file_ = std::fopen(name_.c_str(), "rb");
-    if (file_ == nullptr)
-      throw std::runtime_error(name_ + ": cannot open (" + std::generic_category().message(errno) + ")");
-  }
+  GzipSource(Input& input, std::string name) : name_(std::move(name)), input_(input) {}
   GzipSource(const GzipSource&) = delete;
   GzipSource& operator=(const GzipSource&) = delete;
   ~GzipSource() {
     if (in_member_) inflateEnd(&stream_);
-    std::fclose(file_);
   }
 
   /// The decompressed size is not known in advance.
   std::optional<std::size_t> size() const { return std::nullopt; }
 
-  /// Fills `dst` with up to `capacity` decompressed bytes; 0 means the end of the file.
+  /// Fills `dst` with up to `capacity` decompressed bytes; 0 means the end of the data.
   /// Loop invariant: `in_member_` says whether a gzip member is open; input runs out either
-  /// between members (the end) or inside one (truncated file, an error).
+  /// between members (the end) or inside one (truncated data, an error).
   std::size_t read(char* dst, std::size_t capacity) {
     capacity = std::min<std::size_t>(capacity, UINT_MAX);  // zlib counts in unsigned int
     stream_.next_out = reinterpret_cast<Bytef*>(dst);
     stream_.avail_out = static_cast<unsigned>(capacity);
     while (stream_.avail_out > 0) {
-      if (stream_.avail_in == 0 && !at_eof_) refill();
+      if (stream_.avail_in == 0 && !input_.at_end()) refill();
       if (!in_member_) {
         if (stream_.avail_in == 0) {
           if (members_ == 0) throw std::runtime_error(name_ + ": empty file, not gzip data");
-          break;  // the file ends between members: done
+          break;  // the data ends between members: done
         }
         start_member();
       }
@@ -101,7 +142,7 @@ class GzipSource {
         throw std::bad_alloc();
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
         throw std::runtime_error(name_ + ": corrupt gzip data (zlib error " + std::to_string(rc) + ")");
-      } else if (at_eof_ && in_before == 0 && stream_.avail_out == out_before) {
+      } else if (input_.at_end() && in_before == 0 && stream_.avail_out == out_before) {
         throw std::runtime_error(name_ + (members_ > 0 ? ": trailing bytes after the gzip data (a cut member)"
                                                         : ": truncated gzip data"));
       }
@@ -110,15 +151,10 @@ class GzipSource {
   }
 
  private:
-  /// Reads the next chunk of compressed input; notes the end of the file.
+  /// Hands the next chunk of compressed input to zlib.
   void refill() {
-    const std::size_t got = std::fread(input_.data(), 1, input_.size(), file_);
-    if (got < input_.size()) {
-      if (std::ferror(file_)) throw std::runtime_error(name_ + ": read error (" + std::generic_category().message(errno) + ")");
-      at_eof_ = true;
-    }
+    stream_.avail_in = input_.refill();
     stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
-    stream_.avail_in = static_cast<unsigned>(got);
   }
 
   /// Starts a member at the current input position: gzip only (windowBits 16 + 15), so bytes
@@ -136,48 +172,41 @@ class GzipSource {
   }
 
   std::string name_;
-  std::FILE* file_ = nullptr;
-  std::vector<char> input_;  // compressed bytes read from file_, consumed by stream_
-  z_stream stream_{};        // zlib's decoder state and its input/output cursors
+  CompressedInput<Input> input_;  // the compressed bytes, consumed by stream_
+  z_stream stream_{};             // zlib's decoder state and its input/output cursors
   bool in_member_ = false;
-  bool at_eof_ = false;
   std::int64_t members_ = 0;  // complete members read
 };
 #endif
 
 #ifdef SPARSEMC_HAVE_BZIP2
-/// A bzip2 file as a byte source (libbz2's stream API over stdio, so that concatenated
-/// streams are all read).
+/// bzip2 data as a byte source (libbz2's stream API over the compressed bytes of `Input`,
+/// see `CompressedInput`, so that concatenated streams are all read; `name` names them in
+/// errors).
+template <class Input>
 class Bzip2Source {
  public:
-  explicit Bzip2Source(const std::filesystem::path& path) : name_(path.string()), input_(1u << 20) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(name_ + ": cannot read: is a directory");
-    file_ = std::fopen(name_.c_str(), "rb");
-    if (file_ == nullptr)
-      throw std::runtime_error(name_ + ": cannot open (" + std::generic_category().message(errno) + ")");
-  }
+  Bzip2Source(Input& input, std::string name) : name_(std::move(name)), input_(input) {}
   Bzip2Source(const Bzip2Source&) = delete;
   Bzip2Source& operator=(const Bzip2Source&) = delete;
   ~Bzip2Source() {
     if (in_stream_) BZ2_bzDecompressEnd(&stream_);
-    std::fclose(file_);
   }
 
   /// The decompressed size is not known in advance.
   std::optional<std::size_t> size() const { return std::nullopt; }
 
-  /// Fills `dst` with up to `capacity` decompressed bytes; 0 means the end of the file.
+  /// Fills `dst` with up to `capacity` decompressed bytes; 0 means the end of the data.
   /// Loop invariant: `in_stream_` says whether a bzip2 stream is open; input runs out
-  /// either between streams (the end) or inside one (truncated file, an error).
+  /// either between streams (the end) or inside one (truncated data, an error).
   std::size_t read(char* dst, std::size_t capacity) {
     capacity = std::min<std::size_t>(capacity, UINT_MAX);  // libbz2 counts in unsigned int
     stream_.next_out = dst;
     stream_.avail_out = static_cast<unsigned>(capacity);
     while (stream_.avail_out > 0) {
-      if (stream_.avail_in == 0 && !at_eof_) refill();
+      if (stream_.avail_in == 0 && !input_.at_end()) refill();
       if (!in_stream_) {
-        if (stream_.avail_in == 0) break;  // the file ends between streams: done
+        if (stream_.avail_in == 0) break;  // the data ends between streams: done
         start_stream();
       }
       const unsigned in_before = stream_.avail_in;
@@ -191,7 +220,7 @@ class Bzip2Source {
         throw std::runtime_error(name_ + (streams_ > 0 && rc == BZ_DATA_ERROR_MAGIC
                                               ? std::string(": trailing bytes after the bzip2 data")
                                               : ": corrupt bzip2 data (libbz2 error " + std::to_string(rc) + ")"));
-      } else if (at_eof_ && in_before == 0 && stream_.avail_out == out_before) {
+      } else if (input_.at_end() && in_before == 0 && stream_.avail_out == out_before) {
         throw std::runtime_error(name_ + (streams_ > 0 ? ": trailing bytes after the bzip2 data (a cut stream)"
                                                         : ": truncated bzip2 data"));
       }
@@ -200,15 +229,10 @@ class Bzip2Source {
   }
 
  private:
-  /// Reads the next chunk of compressed input; notes the end of the file.
+  /// Hands the next chunk of compressed input to libbz2.
   void refill() {
-    const std::size_t got = std::fread(input_.data(), 1, input_.size(), file_);
-    if (got < input_.size()) {
-      if (std::ferror(file_)) throw std::runtime_error(name_ + ": read error (" + std::generic_category().message(errno) + ")");
-      at_eof_ = true;
-    }
+    stream_.avail_in = input_.refill();
     stream_.next_in = input_.data();
-    stream_.avail_in = static_cast<unsigned>(got);
   }
 
   /// Starts decoding a stream at the current input position (libbz2 needs a fresh state
@@ -226,11 +250,9 @@ class Bzip2Source {
   }
 
   std::string name_;
-  std::FILE* file_ = nullptr;
-  std::vector<char> input_;  // compressed bytes read from file_, consumed by stream_
-  bz_stream stream_{};       // libbz2's decoder state and its input/output cursors
+  CompressedInput<Input> input_;  // the compressed bytes, consumed by stream_
+  bz_stream stream_{};            // libbz2's decoder state and its input/output cursors
   bool in_stream_ = false;
-  bool at_eof_ = false;
   std::int64_t streams_ = 0;  // complete streams read
 };
 #endif
@@ -242,8 +264,20 @@ class Bzip2Source {
 template <RealScalar Scalar, StorageIndex Index = std::int32_t>
 [[nodiscard]] Dataset<Scalar, Index> read_libsvm_gzip(const std::filesystem::path& path,
                                                       const LibsvmOptions& options = {}) {
-  detail::GzipSource source(path);
+  detail::FileSource file(path);
+  detail::GzipSource source(file, path.string());
   return detail::read_blocks<Scalar, Index>(source, options, path.string());
+}
+
+/// Reads gzip-compressed LIBSVM data from a stream (opened in binary mode, or any stream of
+/// the bytes, e.g. an `std::istringstream` of a .gz file held in memory). `name` is the file
+/// name used in error messages.
+template <RealScalar Scalar, StorageIndex Index = std::int32_t>
+[[nodiscard]] Dataset<Scalar, Index> read_libsvm_gzip(std::istream& in, const LibsvmOptions& options = {},
+                                                      const std::string& name = "<stream>") {
+  detail::StreamSource bytes(in, name);
+  detail::GzipSource source(bytes, name);
+  return detail::read_blocks<Scalar, Index>(source, options, name);
 }
 #endif
 
@@ -252,8 +286,18 @@ template <RealScalar Scalar, StorageIndex Index = std::int32_t>
 template <RealScalar Scalar, StorageIndex Index = std::int32_t>
 [[nodiscard]] Dataset<Scalar, Index> read_libsvm_bzip2(const std::filesystem::path& path,
                                                        const LibsvmOptions& options = {}) {
-  detail::Bzip2Source source(path);
+  detail::FileSource file(path);
+  detail::Bzip2Source source(file, path.string());
   return detail::read_blocks<Scalar, Index>(source, options, path.string());
+}
+
+/// Reads bzip2-compressed LIBSVM data from a stream (see the stream `read_libsvm_gzip`).
+template <RealScalar Scalar, StorageIndex Index = std::int32_t>
+[[nodiscard]] Dataset<Scalar, Index> read_libsvm_bzip2(std::istream& in, const LibsvmOptions& options = {},
+                                                       const std::string& name = "<stream>") {
+  detail::StreamSource bytes(in, name);
+  detail::Bzip2Source source(bytes, name);
+  return detail::read_blocks<Scalar, Index>(source, options, name);
 }
 #endif
 

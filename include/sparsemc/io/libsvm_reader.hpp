@@ -547,6 +547,10 @@ class LibsvmParser {
 /// Default block size of the chunked readers (bytes).
 inline constexpr std::size_t kBlockSize = std::size_t{4} << 20;
 
+/// First block for an input of unknown size (a stream, decompressed data); it doubles up to
+/// the full block size while reads fill it, so a small input does not pay for a full block.
+inline constexpr std::size_t kFirstBlockSize = std::size_t{64} << 10;
+
 /// Drives a parser over a byte source with `std::size_t read(char* dst, std::size_t cap)`
 /// (returns 0 at the end) and `std::optional<std::size_t> size()` (the total, when known,
 /// to size the arrays after the first block): reads big blocks, parses the complete lines of each and carries
@@ -558,13 +562,15 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
   const std::optional<std::size_t> total = source.size();
   // A file smaller than the block is read into a buffer of its own size: zero-filling an unused
   // 4 MB block costs ~1000 page faults, more time than reading and solving a small data set.
-  const std::size_t block = total ? std::min(block_size, *total + 1) : block_size;
+  // An input of unknown size starts with kFirstBlockSize and grows as it proves larger.
+  const std::size_t block = std::min(block_size, total ? *total + 1 : kFirstBlockSize);
   std::vector<char> buffer(std::max<std::size_t>(block, 1) + 1);  // +1: room for a final '\n'
   std::size_t filled = 0;
   bool first_block = true;
   // buffer[0, filled) holds the bytes not parsed yet: at most one incomplete line.
   for (;;) {
-    const std::size_t got = source.read(buffer.data() + filled, buffer.size() - 1 - filled);
+    const std::size_t room = buffer.size() - 1 - filled;
+    const std::size_t got = source.read(buffer.data() + filled, room);
     if (got == 0) {
       if (filled > 0) {  // last line without '\n'
         buffer[filled] = '\n';
@@ -586,6 +592,9 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
     first_block = false;
     std::memmove(buffer.data(), buffer.data() + used, filled - used);
     filled -= used;
+    // The source filled the buffer: there is likely more, read on in larger blocks.
+    if (got == room && buffer.size() - 1 < block_size)
+      buffer.resize(std::min(2 * (buffer.size() - 1), block_size) + 1);
   }
 }
 
