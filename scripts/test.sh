@@ -13,10 +13,23 @@ sparsemc_install_deps "${SPARSEMC_BUILD_PACKAGES[@]}" "${SPARSEMC_TEST_PACKAGES[
 sparsemc_use_ccache
 
 jobs=$(nproc)
+# Every skip of the last ctest run in BUILD, with its reason (test cases print "SKIPPED...",
+# the tool scripts "SKIPPED: missing input ...").
+skip_summary() {
+  local skips
+  skips=$(grep -h '^SKIPPED' "$1/Testing/Temporary/LastTest.log" | sort -u || true)
+  if [ -z "$skips" ]; then
+    echo "-- skipped: nothing"
+  else
+    echo "-- skipped ($(wc -l <<<"$skips")):"
+    sed 's/^/     /' <<<"$skips"
+  fi
+}
 echo "== Release build and tests"
 cmake --preset release "${SPARSEMC_LAUNCHER[@]}" >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
+skip_summary build/release
 
 echo "== Example programs"
 for example in build/release/examples/example_*; do
@@ -38,10 +51,14 @@ cmake --build "$prefix/downstream-clang" >/dev/null
 "$prefix/downstream-clang/downstream"
 
 echo "== Benchmarks (smoke)"
-for bench in build/release/bench/bench_*; do
-  [ -x "$bench" ] || continue
-  "$bench" --benchmark_min_time=0.01 >/dev/null
-done
+benches=(build/release/bench/bench_*)
+if [ -x "${benches[0]}" ]; then
+  for bench in "${benches[@]}"; do
+    "$bench" --benchmark_min_time=0.01 >/dev/null
+  done
+else
+  echo "-- skipped: no benchmark programs were built (Google Benchmark, libbenchmark-dev, not found)"
+fi
 if [ -x bench/compare ]; then
   bench/compare --smoke --build build/release >/dev/null
 fi
@@ -57,3 +74,4 @@ echo "== Sanitizer build (ASan + UBSan) and tests"
 cmake --preset asan "${SPARSEMC_LAUNCHER[@]}" >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs"
+skip_summary build/asan

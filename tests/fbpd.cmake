@@ -1,6 +1,7 @@
 # FBPD (Chierchia et al.): duality gaps / KKT residuals, directional derivatives, Algorithm 2,
 # LIBLINEAR -s 4, FCBCFW and ProxGradient agreement.
 sparsemc_add_test(test_fbpd test_fbpd.cpp)
+sparsemc_add_external_tests(test_fbpd)
 
 # The l1 Crammer-Singer problem is a linear program: tests/scripts/fbpd_lp_check.py solves it
 # with cvxopt and compares sparsemc-train --solver fbpd's objective (dna rows; golub3 when the

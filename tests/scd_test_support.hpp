@@ -3,6 +3,8 @@
 // (objective.hpp, whose gradients test_fista checks against finite differences).
 #include <catch2/catch.hpp>
 
+#include "skip.hpp"
+
 #include <sparsemc/core/callbacks.hpp>
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/data/dataset.hpp>

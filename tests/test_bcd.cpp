@@ -286,10 +286,7 @@ TEST_CASE("BlockCD with and without shrinking reaches the same optimum", "[bcd]"
 TEST_CASE("BlockCD shrinking is re-checked: a problem needing rows back still converges", "[bcd]") {
   // dna at a small λ: many rows are zero early (and shrunk) but nonzero at the optimum.
   const auto data = read_dna();
-  if (!data) {
-    WARN("SKIPPED: dna.scale not found");
-    return;
-  }
+  REQUIRE(data);  // data/dna.scale ships with the repository
   const auto problem = data->problem<Eigen::ColMajor>();
   const L1L2 penalty{.lambda = 1e-2};
   const double tol = sanitizer_run() ? 1e-4 : 1e-6;
@@ -603,10 +600,7 @@ TEST_CASE("regularization_path: a warm-started grid from lambda_max", "[bcd][pat
                     Catch::Contains("ratio"));
 
   const auto data = read_dna();
-  if (!data) {
-    WARN("SKIPPED: dna.scale not found");
-    return;
-  }
+  REQUIRE(data);  // data/dna.scale ships with the repository
   const auto test = io::read_libsvm_plain<double>(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale.t",
                                                  {.n_features = data->n_features(), .labels = data->encoder()});
   const auto problem = data->problem<Eigen::ColMajor>();
@@ -711,10 +705,7 @@ TEST_CASE("fit_path: strong-rule screening gives the unscreened path, KKT on eve
   }
   SECTION("dna, squared hinge + l1/l2 with intercept") {
     const auto data = read_dna();
-    if (!data) {
-      WARN("SKIPPED: dna.scale not found");
-      return;
-    }
+    REQUIRE(data);
     check_screened_path<SquaredHinge, L1L2>(data->problem<Eigen::ColMajor>(), true, small ? 3 : 8, 1e-7, 1e-6);
   }
 }

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "skip.hpp"
+
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/io/libsvm.hpp>
 #include <sparsemc/io/liblinear_model.hpp>
@@ -159,16 +161,16 @@ TEST_CASE("BlockCD agrees with ProxGradient on multilabel data", "[bcd][agreemen
 
 TEST_CASE("BlockCD agrees with ProxGradient on dna", "[bcd][agreement][data]") {
   const std::filesystem::path path = std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale";
-  if (!std::filesystem::exists(path)) {
-    WARN("SKIPPED: " << path << " not found");
-    return;
-  }
+  REQUIRE(std::filesystem::exists(path));  // data/dna.scale ships with the repository
   const auto data = io::read_libsvm<double>(path);
   const auto problem = data.problem<Eigen::ColMajor>();
   const double tol = sanitizer_run() ? 1e-5 : 1e-6;  // 1e-6 of v_0 puts F within ~1e-9 here
   const double agreement = sanitizer_run() ? 1e-3 : 1e-6;
   agree<SquaredHinge>(problem, L1L2{.lambda = 1e-2}, false, tol, 1e-4, agreement, 1e-8);
-  if (sanitizer_run()) return;
+  if (sanitizer_run()) {
+    SPARSEMC_SKIP_PART("the sanitizer run checks the first loss only");
+    return;
+  }
   agree<OvrSquaredHinge>(problem, L1{.lambda = 1e-2}, false, tol, 1e-4, agreement, 1e-8);
   agree<Logistic>(problem, L1Linf{.lambda = 1e-2}, false, tol, 1e-4, agreement, 1e-8, false);  // bcd-cst: 600 epochs
   // (Ridge and intercept are checked on the generated problems above: on dna's uncentred binary
@@ -198,20 +200,12 @@ double liblinear_objective(const std::string& model_file, const Dataset<double>&
 
 }  // namespace
 
-TEST_CASE("BlockCD reaches LIBLINEAR -s 5's objective at -e 0.001 on dna", "[bcd][liblinear]") {
-  if (std::system("command -v liblinear-train > /dev/null 2>&1") != 0) {
-    WARN("SKIPPED: liblinear-train is not installed (Debian package liblinear-tools)");
-    return;
-  }
-  if (sanitizer_run()) {
-    WARN("SKIPPED under the sanitizer run (hundreds of epochs; the Release run checks it)");
-    return;
-  }
+TEST_CASE("BlockCD reaches LIBLINEAR -s 5's objective at -e 0.001 on dna", "[bcd][liblinear][external]") {
+  if (std::system("command -v liblinear-train > /dev/null 2>&1") != 0)
+    SPARSEMC_SKIP("liblinear-train is not installed (Debian package liblinear-tools)");
+  if (sanitizer_run()) SPARSEMC_SKIP("under the sanitizer run (hundreds of epochs; the Release run checks it)");
   const std::filesystem::path file = std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale";
-  if (!std::filesystem::exists(file)) {
-    WARN("SKIPPED: " << file << " not found");
-    return;
-  }
+  REQUIRE(std::filesystem::exists(file));
   const auto data = io::read_libsvm<double>(file);
   const L1 penalty{.lambda = 1.0 / static_cast<double>(data.n_samples()), .mu = 0};  // C = 1
   const std::string model =
@@ -267,7 +261,7 @@ TEST_CASE("BlockCD agrees with ProxGradient on the shared real data sets", "[.][
                         Set{"mnist10k_npm.bz2", 2000}}) {
     const auto path = root / set.file;
     if (!std::filesystem::exists(path)) {
-      WARN("SKIPPED: " << path << " not found");
+      SPARSEMC_SKIP_PART(path << " not found");
       continue;
     }
     INFO("data " << set.file);

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "skip.hpp"
+
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/data/dataset.hpp>
 #include <sparsemc/io/liblinear_model.hpp>
@@ -304,7 +306,10 @@ TEMPLATE_LIST_TEST_CASE("fbpd: Crammer-Singer, Algorithm 1 — gap or KKT certif
     CHECK(r.model.has_intercept() == intercept);
   };
   check(L1{.lambda = 0.01, .mu = 0.0}, false);
-  if (sanitizer_run()) return;
+  if (sanitizer_run()) {
+    SPARSEMC_SKIP_PART("the sanitizer run checks the first combination only");
+    return;
+  }
   check(L1{.lambda = 0.01, .mu = 0.0}, true);
   check(L1L2{.lambda = 0.02, .mu = 0.01}, false);
   check(L1Linf{.lambda = 0.02, .mu = 0.0}, true);
@@ -434,7 +439,10 @@ TEST_CASE("fbpd: adaptive and fixed steps reach the same certified optimum (Algo
     REQUIRE(ea.info.status == Status::converged);
     CHECK(relative(ea.info.objective, ef.info.objective) <= 1e-5);
     CHECK(relative(ea.info.objective, a.info.objective) <= 1e-5);
-    if (sanitizer_run()) break;
+    if (sanitizer_run()) {
+      SPARSEMC_SKIP_PART("the sanitizer run checks the first problem only");
+      break;
+    }
   }
 }
 
@@ -463,7 +471,10 @@ TEST_CASE("fbpd: Algorithm 2 with eta = loss of Algorithm 1's solution recovers 
     // The constraint holds (to the tolerance) at Algorithm 2's solution.
     const double eta2 = r2.info.objective - penalty_value(penalty, r2.model);
     CHECK(eta2 <= eta * (1 + 1e-5));
-    if (sanitizer_run()) break;
+    if (sanitizer_run()) {
+      SPARSEMC_SKIP_PART("the sanitizer run checks the first problem only");
+      break;
+    }
   }
 }
 
@@ -484,15 +495,9 @@ TEST_CASE("fbpd: Algorithm 2 with a loose eta returns W = 0, with a tight one a 
 // Agreement with other solvers.
 // ------------------------------------------------------------------------------------------------
 
-TEST_CASE("fbpd: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[fbpd][liblinear]") {
-  if (sanitizer_run()) {
-    WARN("SKIPPED: LIBLINEAR comparison is too long for a sanitizer run");
-    return;
-  }
-  if (!have_liblinear()) {
-    WARN("SKIPPED: liblinear-train is not installed (Debian package liblinear-tools)");
-    return;
-  }
+TEST_CASE("fbpd: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[fbpd][liblinear][external]") {
+  if (sanitizer_run()) SPARSEMC_SKIP("the LIBLINEAR comparison is too long for a sanitizer run");
+  if (!have_liblinear()) SPARSEMC_SKIP("liblinear-train is not installed (Debian package liblinear-tools)");
   const std::string train = std::string(SPARSEMC_REPO_DATA) + "/dna.scale";
   const auto data = dna<double>();
   const double C = 0.1, n = static_cast<double>(data.n_samples()), mu = 1.0 / (C * n);
@@ -550,7 +555,10 @@ TEMPLATE_TEST_CASE("fbpd: smooth losses through the forward step agree with Prox
     CHECK(optimality_violation(loss, penalty, problem, W, bb, intercept).total() <= (is_double ? 1e-6 : 1e-3));
   };
   compare(SquaredHinge{}, L1L2{.lambda = 0.01, .mu = 0.001}, false);
-  if (sanitizer_run()) return;
+  if (sanitizer_run()) {
+    SPARSEMC_SKIP_PART("the sanitizer run checks the first combination only");
+    return;
+  }
   compare(Logistic{}, L1{.lambda = 0.005}, true);
   compare(OvrSquaredHinge{}, L1Linf{.lambda = 0.01}, false);
 }

@@ -5,6 +5,8 @@
 // checked here too, against FCBCFW's tight solves and LIBLINEAR -s 4.
 #include <catch2/catch.hpp>
 
+#include "skip.hpp"
+
 #include <sparsemc/core/callbacks.hpp>
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/data/dataset.hpp>
@@ -547,11 +549,11 @@ struct LiblinearS4 {
 };
 std::optional<LiblinearS4> liblinear_s4_on_dna(const std::string& name) {
   if (sanitizer_run()) {
-    WARN("SKIPPED: LIBLINEAR comparison is too long for a sanitizer run");
+    SPARSEMC_SKIP_FROM_HELPER("the LIBLINEAR comparison is too long for a sanitizer run");
     return std::nullopt;
   }
   if (!have_liblinear()) {
-    WARN("SKIPPED: liblinear-train is not installed (Debian package liblinear-tools)");
+    SPARSEMC_SKIP_FROM_HELPER("liblinear-train is not installed (Debian package liblinear-tools)");
     return std::nullopt;
   }
   const std::string train = std::string(SPARSEMC_REPO_DATA) + "/dna.scale";
@@ -566,7 +568,7 @@ std::optional<LiblinearS4> liblinear_s4_on_dna(const std::string& name) {
   return LiblinearS4{std::move(data), mu, objective};
 }
 
-TEST_CASE("fcbcfw: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[fcbcfw][liblinear]") {
+TEST_CASE("fcbcfw: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[fcbcfw][liblinear][external]") {
   const auto reference = liblinear_s4_on_dna("fcbcfw_dna_liblinear");
   if (!reference) return;
   const auto& [data, mu, F_liblinear] = *reference;
@@ -583,16 +585,10 @@ TEST_CASE("fcbcfw: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", 
   CHECK(F_liblinear >= in.dual(dense_alpha(s, in.n())) - 1e-12);
 }
 
-TEST_CASE("fcbcfw: multilabel bibtex converges and reports precision@k", "[fcbcfw][multilabel]") {
+TEST_CASE("fcbcfw: multilabel bibtex converges and reports precision@k", "[fcbcfw][multilabel][external]") {
   const std::string dir = std::string(SPARSEMC_SHARED_DATA) + "/multilabel/";
-  if (!std::filesystem::exists(dir + "bibtex.train")) {
-    WARN("SKIPPED: " << dir << "bibtex.train not found (shared data absent)");
-    return;
-  }
-  if (sanitizer_run()) {
-    WARN("SKIPPED: bibtex is too large for a sanitizer run");
-    return;
-  }
+  if (!std::filesystem::exists(dir + "bibtex.train")) SPARSEMC_SKIP(dir << "bibtex.train not found (shared data absent)");
+  if (sanitizer_run()) SPARSEMC_SKIP("bibtex is too large for a sanitizer run");
   const auto train = read_text<float>(dir + "bibtex.train");
   const auto test = read_text<float>(dir + "bibtex.test", train.n_features(), &train.encoder());
   const double n = train.n_samples(), C = 1.0, lambda_pd = 0.1;  // PD-Sparse -c 1 -l 0.1
@@ -919,7 +915,7 @@ TEST_CASE("sdm: agrees with fcbcfw at a tight tol, with sample costs and empty r
   CHECK((r.model.dense() - other.model.dense()).norm() <= bound + 1e-9);
 }
 
-TEST_CASE("sdm: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[sdm][liblinear]") {
+TEST_CASE("sdm: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[sdm][liblinear][external]") {
   const auto reference = liblinear_s4_on_dna("sdm_dna_liblinear");
   if (!reference) return;
   const auto& [data, mu, F_liblinear] = *reference;

@@ -3,6 +3,8 @@
 // compressed files, and every real file of ../shared/data against its README figures.
 #include <catch2/catch.hpp>
 
+#include "skip.hpp"
+
 // The core reader and writer must not pull in zlib or libbz2 (only sparsemc::io does).
 #include <sparsemc/io/libsvm_reader.hpp>
 #include <sparsemc/io/libsvm_writer.hpp>
@@ -706,13 +708,11 @@ TEST_CASE("the shipped dna.scale / dna.scale.t read and round-trip", "[io][data]
   require_identical(train, io::parse_libsvm<double>(to_text(train)));
 }
 
-TEST_CASE("every file of ../shared/data reads with its README figures and round-trips", "[io][data]") {
+TEST_CASE("every file of ../shared/data reads with its README figures and round-trips", "[io][data][external]") {
   const fs::path root(SPARSEMC_SHARED_DATA);
   const fs::path readme = root / "README.md";
-  if (!fs::exists(readme)) {
-    WARN("SKIPPED: " << root.string() << " is absent (the shared real datasets are not on this machine)");
-    return;
-  }
+  if (!fs::exists(readme))
+    SPARSEMC_SKIP(root.string() << " is absent (the shared real datasets are not on this machine)");
   // Table rows: | `multiclass/x` | task | n | d (max idx) | nnz | K (...) ... |
   std::ifstream in(readme);
   std::string line;
@@ -731,7 +731,7 @@ TEST_CASE("every file of ../shared/data reads with its README figures and round-
     const std::string name = cells[0].substr(cells[0].find('`') + 1, cells[0].rfind('`') - cells[0].find('`') - 1);
     const fs::path path = root / name;
     if (!fs::exists(path)) {
-      WARN("SKIPPED: " << path.string() << " listed in the README but absent");
+      SPARSEMC_SKIP_PART(path.string() << " listed in the README but absent");
       continue;
     }
     // Under the sanitizers, only the small uncompressed files.

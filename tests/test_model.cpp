@@ -2,6 +2,8 @@
 // native model format and LIBLINEAR model interchange (checked against the real binaries).
 #include <catch2/catch.hpp>
 
+#include "skip.hpp"
+
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/io/liblinear_model.hpp>
 #include <sparsemc/io/libsvm_reader.hpp>
@@ -961,7 +963,7 @@ bool on_path(const std::string& program) {
 
 bool liblinear_available() {
   if (on_path("liblinear-train") && on_path("liblinear-predict")) return true;
-  WARN("SKIPPED: liblinear-train / liblinear-predict are not on PATH (Debian package liblinear-tools)");
+  SPARSEMC_SKIP_FROM_HELPER("liblinear-train / liblinear-predict are not on PATH (Debian package liblinear-tools)");
   return false;
 }
 
@@ -1007,7 +1009,7 @@ void filter_file(const std::string& source, const std::string& target, std::vect
 }  // namespace
 
 TEST_CASE("LIBLINEAR models load into sparsemc and predict exactly like liblinear-predict",
-          "[model][io][liblinear]") {
+          "[model][io][liblinear][external]") {
   if (!liblinear_available()) return;
   TempDir dir;
   const std::string train = SPARSEMC_REPO_DATA "/dna.scale";
@@ -1080,7 +1082,7 @@ TEST_CASE("LIBLINEAR models load into sparsemc and predict exactly like liblinea
 }
 
 TEST_CASE("sparsemc models exported to LIBLINEAR predict the same under liblinear-predict",
-          "[model][io][liblinear]") {
+          "[model][io][liblinear][external]") {
   if (!liblinear_available()) return;
   TempDir dir;
   const std::string test = SPARSEMC_REPO_DATA "/dna.scale.t";

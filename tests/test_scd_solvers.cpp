@@ -94,15 +94,12 @@ double liblinear_objective(const std::string& model_file, const Dataset<double>&
 
 }  // namespace
 
-TEST_CASE("scd-ls reaches LIBLINEAR -s 5's objective at -e 0.001 (dna, heart_scale)", "[scd][liblinear]") {
-  if (!have_liblinear()) {
-    WARN("SKIPPED: liblinear-train is not installed (Debian package liblinear-tools)");
-    return;
-  }
+TEST_CASE("scd-ls reaches LIBLINEAR -s 5's objective at -e 0.001 (dna, heart_scale)", "[scd][liblinear][external]") {
+  if (!have_liblinear()) SPARSEMC_SKIP("liblinear-train is not installed (Debian package liblinear-tools)");
   std::vector<std::string> files{(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale").string()};
   const std::filesystem::path heart = "/usr/share/doc/liblinear-tools/examples/heart_scale";
   if (std::filesystem::exists(heart)) files.push_back(heart.string());
-  else WARN("SKIPPED (binary part): " << heart << " not found");
+  else SPARSEMC_SKIP_PART("the binary part: " << heart << " not found");
   for (const auto& file : files) {
     INFO(file);
     const auto data = io::read_libsvm_plain<double>(file);
