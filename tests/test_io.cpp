@@ -334,6 +334,15 @@ TEST_CASE("every malformed input is a ParseError at its position", "[io]") {
   require_error("1 1:1\n2 1:1 7:1\n", 2, 7, "feature index 7 is beyond the number of features 6", {.n_features = 6});
   require_error("1 6:1\n", 1, 3, "feature index 6 is beyond the number of features 6 (zero-based)",
                 {.n_features = 6, .zero_based = true});
+  // Data to predict: features beyond d are checked like any entry, then skipped.
+  const io::LibsvmOptions beyond{.n_features = 6, .ignore_features_beyond = true};
+  const auto skipped = io::parse_libsvm<double>("1 2:1 7:5 9:1\n2 6:2\n", beyond, "in.svm");
+  REQUIRE(skipped.n_features() == 6);
+  REQUIRE(skipped.nnz() == 2);
+  CHECK(skipped.matrix().coeff(0, 1) == 1.0);
+  CHECK(skipped.matrix().coeff(1, 5) == 2.0);
+  require_error("1 7:1 7:1\n", 1, 7, "feature indices must be strictly increasing: 7 after 7", beyond);
+  require_error("1 7:nan\n", 1, 5, "value 'nan' is NaN or infinite", beyond);
   require_error("1 99999999999999999999:1\n", 1, 3, "feature index '99999999999999999999' overflows the 32-bit index type");
   require_error("1 1:1 2:1 qid:3\n", 1, 11, "feature index 'qid' is not an integer");  // qid only first
   require_error("1 qid: 1:1\n", 1, 7, "missing value after 'qid:'");

@@ -47,15 +47,6 @@ struct ReadSpec {
   bool extra_features_ignored = false;
 };
 
-/// X with exactly d columns: entries at or beyond column d are dropped.
-template <class Scalar>
-Dataset<Scalar> with_columns(const Dataset<Scalar>& data, std::int64_t d) {
-  CsrMatrix<Scalar, std::int32_t> X = data.matrix();
-  if (X.cols() > d) X.prune([d](Eigen::Index, Eigen::Index j, const Scalar&) { return j < d; });
-  X.conservativeResize(X.rows(), static_cast<Eigen::Index>(d));
-  return Dataset<Scalar>(std::move(X), data.labels(), data.encoder());
-}
-
 /// Reads a LIBSVM/SVMlight file (plain, .gz, .bz2). Test data (`spec.labels` set) keeps the
 /// given label table; a label it lacks joins the table (such a sample is never predicted right).
 template <class Scalar>
@@ -64,21 +55,18 @@ Dataset<Scalar> read_dataset(const std::string& path, const ReadSpec& spec) {
   options.zero_based = spec.zero_based;
   // A model's d beyond the 32-bit index of the tools' data (a file may claim 10^12 features
   // and store a few rows): read any index; columns the model lacks score nothing.
-  const bool fixed_width = spec.n_features <= std::numeric_limits<std::int32_t>::max() && !spec.extra_features_ignored;
-  options.n_features = fixed_width ? spec.n_features : 0;
+  options.n_features = spec.n_features <= std::numeric_limits<std::int32_t>::max() ? spec.n_features : 0;
+  options.ignore_features_beyond = spec.extra_features_ignored;
   if (spec.multilabel) options.label_format = io::LabelFormat::multilabel;
   if (spec.labels != nullptr) {
     options.labels = *spec.labels;
     options.unknown_label = spec.unknown_labels_are_errors ? io::UnknownLabel::error : io::UnknownLabel::extend;
   }
-  Dataset<Scalar> data;
   try {
-    data = io::read_libsvm<Scalar>(path, options);
+    return io::read_libsvm<Scalar>(path, options);
   } catch (const std::runtime_error& e) {  // io::ParseError (file:line:column: what), cannot open
     throw InputError(e.what());
   }
-  const bool fits = spec.n_features > std::numeric_limits<std::int32_t>::max() || data.n_features() == spec.n_features;
-  return spec.extra_features_ignored && !fits ? with_columns(data, spec.n_features) : data;
 }
 
 /// The labels of a table as "1,2,3" (for messages).

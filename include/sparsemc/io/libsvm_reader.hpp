@@ -97,6 +97,10 @@ struct LibsvmOptions {
   /// (+1 when zero-based). Set it to the training d to read test data: an index beyond d
   /// is then an error.
   std::int64_t n_features = 0;
+  /// With `n_features`: an index beyond d is skipped (its entry still checked, not stored)
+  /// instead of an error — data to predict with a model of d features, which ignores such
+  /// features, as LIBLINEAR's predict does.
+  bool ignore_features_beyond = false;
   /// Feature indices start at 0 instead of LIBSVM's 1.
   bool zero_based = false;
   /// Multiclass or multilabel label fields, or detection (see `LabelFormat`).
@@ -409,8 +413,14 @@ class LibsvmParser {
         bad_index_token(p, colon, ec);
       }
       // index > previous ≥ base − 1 covers "≥ base" as well as "strictly increasing".
-      if (index <= previous || index > index_limit_) [[unlikely]]
-        bad_index(p, index, previous);
+      if (index <= previous || index > index_limit_) [[unlikely]] {
+        if (index <= previous || !skip_beyond_limit_) bad_index(p, index, previous);
+        previous = index;  // beyond a fixed d, to be ignored: checked, not stored
+        Scalar ignored;
+        p = parse_value(colon + 1, end, ignored);
+        first = false;
+        continue;
+      }
       previous = index;
       Scalar value;  // read in Scalar directly: a float is rounded once, from the text
       p = parse_value(colon + 1, end, value);
@@ -517,6 +527,7 @@ class LibsvmParser {
 
   // Configuration.
   LibsvmOptions options_;
+  bool skip_beyond_limit_ = options_.ignore_features_beyond && options_.n_features > 0;
   std::string name_;
   std::int64_t base_;         // 1 (LIBSVM) or 0
   std::int64_t index_limit_;  // largest admissible index as written
