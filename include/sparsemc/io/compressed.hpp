@@ -59,27 +59,22 @@ inline constexpr std::size_t kCompressedChunk = std::size_t{1} << 20;
 
 /// The compressed bytes of a gzip or bzip2 input, chunk by chunk, from a byte source `Input`
 /// (`FileSource`, `StreamSource`, or any type with `read` and `size` as `read_blocks` takes
-/// them: `read` returns 0 at the end, and only then). Like `read_blocks`, an input of known
-/// size smaller than a chunk gets a buffer of its own size, and one of unknown size starts
-/// with `kFirstBlockSize` and doubles while reads fill it; the buffer is not zero-filled.
+/// them: `read` returns 0 at the end, and only then). An input of known size smaller than a
+/// chunk gets a buffer of its own size; one of unknown size (a stream) is read in chunks of
+/// `kFirstBlockSize`, which zlib and libbz2 decode as fast as larger ones. The buffer is not
+/// zero-filled.
 template <class Input>
 class CompressedInput {
  public:
-  explicit CompressedInput(Input& input) : input_(input) {
-    const std::optional<std::size_t> total = input_.size();
-    size_ = std::min(kCompressedChunk, total ? *total + 1 : kFirstBlockSize);  // +1: the read that finds the end
-    buffer_ = std::make_unique_for_overwrite<char[]>(size_);
-  }
+  explicit CompressedInput(Input& input)
+      : input_(input),
+        size_(std::min(kCompressedChunk, input.size() ? *input.size() + 1 : kFirstBlockSize)),  // +1: the read that finds the end
+        buffer_(std::make_unique_for_overwrite<char[]>(size_)) {}
 
   /// Reads the next chunk into `data()` (the previous one must be consumed) and returns its
   /// size; 0 means the end of the input, after which `at_end()` is true.
   unsigned refill() {
-    if (full_ && size_ < kCompressedChunk) {
-      size_ = std::min(2 * size_, kCompressedChunk);
-      buffer_ = std::make_unique_for_overwrite<char[]>(size_);
-    }
     const std::size_t got = input_.read(buffer_.get(), size_);
-    full_ = got == size_;
     if (got == 0) at_end_ = true;
     return static_cast<unsigned>(got);  // <= kCompressedChunk
   }
@@ -88,9 +83,8 @@ class CompressedInput {
 
  private:
   Input& input_;
-  std::size_t size_ = 0;
+  std::size_t size_;
   std::unique_ptr<char[]> buffer_;
-  bool full_ = false;  // the last read filled the buffer: there is likely more
   bool at_end_ = false;
 };
 
