@@ -312,11 +312,11 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
       std::vector<Result<Scalar>> results = fit_path(data, args.fit, grid, callback);
       for (std::size_t k = 0; k < results.size(); ++k) report(results[k], grid[k]);
     } else {
+      std::optional<LinearModel<Scalar>> warm;  // the previous λ's model
       for (const double lambda : grid) {
         args.fit.lambda = lambda;
-        std::optional<LinearModel<Scalar>> warm;
-        if (result) warm = restrict_features(result->model, features);
         Result<Scalar> next = fit(data, args.fit, warm ? &*warm : nullptr, callback);
+        warm = next.model;  // on the compact features, before report() expands it
         report(next, lambda);
         if (result->info.status == Status::numerical_issue) break;
       }

@@ -51,10 +51,7 @@ t.check(rc == 0, "train --json --test exits 0", err)
 check_fields(obj, dict(TRAIN_FIELDS, test_accuracy=float), "train --json --test")
 if obj:
     t.check(0.5 < obj["test_accuracy"] <= 1.0, "train --json --test: a plausible accuracy", str(obj["test_accuracy"]))
-    # Squared hinge + l1l2 at lambda 1e-3 (the defaults) on dna: bcd-ls reaches F to 10 digits but
-    # its certificate stalls near a relative gap of 1.4e-4 and the solve ends at max_iter.
-    t.xfail(obj["status"] == "converged", "train --json --test: converged at --tol 1e-4",
-            "bcd-ls squared-hinge + l1l2 on dna: relative gap stalls at ~1.4e-4 (max_iter after 1000 epochs)",
+    t.check(obj["status"] == "converged", "train --json --test: converged at --tol 1e-4",
             f"status {obj['status']} relative_gap {obj.get('relative_gap')}")
     check_certificate(t, obj, "train --json --test", 1e-4)
 
@@ -90,11 +87,8 @@ rc, obj, err = run_json([a.train, "--json", "--loss", "logistic", "--penalty", "
                          model])
 t.check(rc == 0, "train --json logistic + ridge exits 0", err)
 if obj:
-    # Passes with the BlockCD change of issue 15 (in the working tree, not yet committed when this
-    # was written): remove the mark once it is in (the XPASS line says so).
-    reason = "BlockCD x NoPenalty certificate fix (issue 15) not committed yet"
-    t.xfail(obj["nnz"] > 0 and obj["epochs"] > 0, "logistic + ridge (mu 1e-3): a nonzero model", reason, str(obj))
-    t.xfail(obj["status"] == "converged", "logistic + ridge (mu 1e-3): converged", reason, str(obj))
+    t.check(obj["nnz"] > 0 and obj["epochs"] > 0, "logistic + ridge (mu 1e-3): a nonzero model", str(obj))
+    t.check(obj["status"] == "converged", "logistic + ridge (mu 1e-3): converged", str(obj))
     check_certificate(t, obj, "logistic + ridge")
 
 # --path: per-lambda objects, decreasing lambda, warm starts, first point at lambda_max has W = 0
