@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <sparsemc/version.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -29,11 +30,22 @@ namespace sparsemc::tools {
 /// The exit statuses of every sparsemc tool.
 enum ExitStatus : int { exit_ok = 0, exit_usage = 1, exit_bad_input = 2, exit_numerical = 3 };
 
-/// Text shared by the three --help footers.
-inline constexpr const char* exit_status_help =
+/// The exit statuses as the --help footer of sparsemc-train says them.
+inline constexpr const char* train_exit_status_help =
     "Exit status: 0 success (stopping at --max-epochs or --time-limit is a success),\n"
     "1 usage error (names the option and what it accepts), 2 bad input (file:line:column: what),\n"
-    "3 numerical failure (non-finite values during the solve).";
+    "3 numerical failure (non-finite values during the solve; the model is not written).";
+
+/// The exit statuses as the --help footers of sparsemc-predict and sparsemc-eval say them.
+inline constexpr const char* apply_exit_status_help =
+    "Exit status: 0 success, 1 usage error (names the option and what it accepts),\n"
+    "2 bad input (file:line:column: what, or a file that cannot be opened or written),\n"
+    "3 failure beyond the input (out of memory).";
+
+/// Adds --version ("NAME VERSION") to a tool.
+inline void add_version_flag(CLI::App& app, const std::string& tool) {
+  app.set_version_flag("--version", tool + " " SPARSEMC_VERSION_STRING, "print the version and exit");
+}
 
 /// A flag or a combination of flags the tool cannot honour (exit 1). The message names the
 /// option and what it accepts.
@@ -139,6 +151,9 @@ int run_tool(const char* tool, CLI::App& app, int argc, char** argv, Body&& body
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
+    return exit_ok;
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << '\n';
     return exit_ok;
   } catch (const CLI::Success&) {
     return exit_ok;  // a flag that printed what was asked (--list-solvers) and ends the run

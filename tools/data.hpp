@@ -31,6 +31,7 @@
 #include <sparsemc/model/metrics.hpp>
 
 #include "cli.hpp"
+#include "progress.hpp"
 
 namespace sparsemc::tools {
 
@@ -45,6 +46,8 @@ struct ReadSpec {
   /// With `n_features`: an index at or beyond it is dropped, as the model ignores it (data to
   /// predict, like LIBLINEAR's predict), instead of an error (data whose objective is asked).
   bool extra_features_ignored = false;
+  /// Where a slow read is reported (sparsemc-train's progress); null: silent.
+  const Progress* progress = nullptr;
 };
 
 /// Reads a LIBSVM/SVMlight file (plain, .gz, .bz2). Test data (`spec.labels` set) keeps the
@@ -62,9 +65,18 @@ Dataset<Scalar> read_dataset(const std::string& path, const ReadSpec& spec) {
     options.labels = *spec.labels;
     options.unknown_label = spec.unknown_labels_are_errors ? io::UnknownLabel::error : io::UnknownLabel::extend;
   }
+  const Stopwatch watch;
   try {
-    return io::read_libsvm<Scalar>(path, options);
-  } catch (const std::runtime_error& e) {  // io::ParseError (file:line:column: what), cannot open
+    Dataset<Scalar> data = io::read_libsvm<Scalar>(path, options);
+    if (spec.progress != nullptr)
+      spec.progress->file_read(path, data.n_samples(), data.n_features(), data.matrix().nonZeros(), watch.seconds());
+    return data;
+  } catch (const io::ParseError& e) {
+    // The commonest surprise with a file from elsewhere: indices from 0 (scikit-learn's
+    // dump_svmlight_file(zero_based=True), some exporters).
+    const bool index_zero = !spec.zero_based && e.message().starts_with("feature index 0 ");
+    throw InputError(e.what() + std::string(index_zero ? "; if the file's feature indices start at 0, add --zero-based" : ""));
+  } catch (const std::runtime_error& e) {  // cannot open, read error
     throw InputError(e.what());
   }
 }
@@ -95,6 +107,95 @@ inline std::map<Label, double> parse_class_weights(const std::vector<std::string
     weights[label] = w;
   }
   return weights;
+}
+
+/// --weights FILE: one weight per line (the format of LIBLINEAR's instance-weight extension),
+/// each a finite number >= 0, as many lines as the training data has samples. A bad line is
+/// reported as FILE:line:column: what.
+template <class Scalar>
+std::vector<Scalar> read_sample_weights(const std::string& path, std::int64_t n_samples) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open (" + std::generic_category().message(errno) + ")");
+  std::vector<Scalar> weights;
+  weights.reserve(static_cast<std::size_t>(n_samples));
+  std::string line;
+  for (std::int64_t number = 1; std::getline(in, line); ++number) {
+    const auto at = [&](std::size_t column, const std::string& what) {
+      return InputError(path + ":" + std::to_string(number) + ":" + std::to_string(column + 1) + ": " + what);
+    };
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) throw at(0, "expected a weight (a number >= 0), got an empty line");
+    const std::size_t last = line.find_last_not_of(" \t\r");
+    const std::string_view text = std::string_view(line).substr(first, last + 1 - first);
+    double w = 0;
+    if (!detail::parse_all(text, w) || !std::isfinite(w) || w < 0)
+      throw at(first, "expected a weight (a finite number >= 0), got '" + std::string(text) + "'");
+    if (static_cast<std::int64_t>(weights.size()) == n_samples)
+      throw at(first, "more weights than the " + std::to_string(n_samples) + " samples of the training data");
+    weights.push_back(static_cast<Scalar>(w));
+  }
+  if (in.bad()) throw InputError(path + ": read error");
+  if (static_cast<std::int64_t>(weights.size()) != n_samples)
+    throw InputError(path + ": " + std::to_string(weights.size()) + " weights for the " + std::to_string(n_samples) +
+                     " samples of the training data (one weight per line, one line per sample)");
+  return weights;
+}
+
+/// --init MODEL as a warm start for data with `d` features (the bias column included, when
+/// `bias` >= 0) and the label table `encoder`: classes in the data's order (a LIBLINEAR model
+/// lists labels as they first appeared), rows of features beyond the data dropped, the bias
+/// row moved to the data's bias column, a zero intercept when the fit has one and MODEL has
+/// not. Throws UsageError when MODEL cannot start this fit: other labels, a bias feature
+/// without --bias, an intercept without --intercept.
+template <class Scalar>
+LinearModel<Scalar> align_initial_model(const LinearModel<Scalar>& model, const LabelEncoder& encoder, std::int64_t d,
+                                        double bias, bool fit_intercept) {
+  std::vector<Label> sorted = model.labels();
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != encoder.labels())
+    throw UsageError("--init: the model's labels differ from the training data's (labels " + label_list(encoder) +
+                     "); a warm start needs the same classes");
+  const bool model_bias = model.provenance().bias >= 0;
+  if (model_bias && bias < 0)
+    throw UsageError("--init: the model has a bias feature (trained with --bias); give --bias too");
+  if (model.has_intercept() && !fit_intercept)
+    throw UsageError("--init: the model has an intercept; add --intercept (or start from a model without one)");
+  // Feature j of the model → feature of the data, or −1: the data's d_data = d − [bias] features
+  // keep their index, the model's bias row (its last) goes to the data's bias column.
+  const std::int64_t d_data = bias >= 0 ? d - 1 : d;
+  const std::int64_t model_bias_row = model_bias ? model.n_features() - 1 : -1;
+  const auto feature = [&](std::int64_t j) -> std::int64_t {
+    if (j == model_bias_row) return d - 1;
+    return j < d_data ? j : -1;
+  };
+  // Class k of the model → the data's class index; each row's entries re-sorted by class.
+  std::vector<ClassIndex> to_class(static_cast<std::size_t>(model.n_classes()));
+  for (std::size_t k = 0; k < to_class.size(); ++k) to_class[k] = encoder.index_of(model.labels()[k]);
+  std::vector<std::int64_t> support, row_start{0};
+  std::vector<ClassIndex> classes;
+  std::vector<Scalar> weights;
+  std::vector<std::pair<ClassIndex, Scalar>> entries;
+  for (std::size_t r = 0; r < model.support().size(); ++r) {
+    const std::int64_t j = feature(model.support()[r]);
+    if (j < 0) continue;
+    entries.clear();
+    for (auto [k, w] : model.row(r)) entries.emplace_back(to_class[static_cast<std::size_t>(k)], w);
+    std::sort(entries.begin(), entries.end());
+    support.push_back(j);
+    for (auto [k, w] : entries) classes.push_back(k), weights.push_back(w);
+    row_start.push_back(static_cast<std::int64_t>(classes.size()));
+  }
+  typename LinearModel<Scalar>::Vector intercept;
+  if (fit_intercept) {
+    intercept.setZero(model.n_classes());
+    for (std::size_t k = 0; k < to_class.size() && model.has_intercept(); ++k)
+      intercept(to_class[k]) = model.intercept()(static_cast<Eigen::Index>(k));
+  }
+  LinearModel<Scalar> out(d, std::move(support), std::move(row_start), std::move(classes), std::move(weights),
+                          std::move(intercept), encoder.labels());
+  out.provenance() = model.provenance();
+  out.provenance().bias = bias;
+  return out;
 }
 
 /// The data with a constant feature of value `bias` appended as column d (LIBLINEAR's -B):

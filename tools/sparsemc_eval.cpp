@@ -228,6 +228,7 @@ int main(int argc, char** argv) {
                wrap("print one JSON object: objective, loss_part, penalty_part, duality_gap, relative_gap, loss, "
                     "penalty, lambda, mu, samples, nnz, nnz_rows; duality_gap and relative_gap are null when not "
                     "finite, and gap_note then says why (default: text)"));
-  app.footer(exit_status_help);
+  app.footer(apply_exit_status_help);
+  add_version_flag(app, "sparsemc-eval");
   return run_tool("sparsemc-eval", app, argc, argv, [&] { return evaluate(args); });
 }

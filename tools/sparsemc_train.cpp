@@ -32,12 +32,15 @@ struct TrainArgs {
   FitSettings fit;
   std::string solver = "auto";
   std::string train_file, model_file, test_file, heldout_file, model_format = "native";
+  std::string weights_file;     // --weights: one sample weight per line
+  std::string init_file;        // --init: the model a fit starts from
+  std::optional<double> C;      // --C: LIBLINEAR's C, mapped to lambda or mu once n is known
   std::optional<int> patience;  // --patience: epochs without improvement on --heldout (default 3)
   double bias = -1.0;
   std::vector<std::string> class_weights;
   std::string path;  // N[:RATIO]
   std::vector<double> lambda_grid;  // --lambda-grid: the λ chosen from on --heldout
-  bool zero_based = false, use_float = false, verbose = false, json = false, multilabel = false;
+  bool zero_based = false, use_float = false, verbose = false, quiet = false, json = false, multilabel = false;
   /// The tolerance in effect: --tol, else the solver's default (NaN for a solver without one).
   double tol = std::numeric_limits<double>::quiet_NaN();
 };
@@ -186,11 +189,20 @@ nlohmann::json solvers_json() {
   return nlohmann::json{{"solvers", std::move(list)}};
 }
 
+/// --C: LIBLINEAR's C weighs the summed loss against the penalty (MATH.md's peer table), so
+/// dividing its objective by nC gives (1) with 1/(nC) on the penalty that is there: lambda, or
+/// mu with --penalty none.
+void set_from_C(TrainArgs& args, std::int64_t n_samples) {
+  const double weight = 1.0 / (static_cast<double>(n_samples) * *args.C);
+  (args.fit.penalty == sparsemc::NoPenalty::name ? args.fit.mu : args.fit.lambda) = weight;
+}
+
 /// Trains a solver whose model is a StagedModel and saves it (staged format).
 template <class Scalar>
-int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data, const std::optional<Dataset<Scalar>>& test) {
+int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data, const std::optional<Dataset<Scalar>>& test,
+                 Progress& progress) {
   const StagedFitFunction<Scalar> fit = spec.staged_fit<Scalar>(args.fit.loss, args.fit.penalty);
-  ToolCallback callback{args.verbose ? &std::cerr : nullptr};
+  ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
   StagedResult<Scalar> result = fit(data, args.fit, callback);
   std::optional<TestScore> score;
   if (test) score = score_staged(result.model, *test);
@@ -205,16 +217,26 @@ int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data,
 /// Trains (one λ or a path) in the given precision; returns the exit status.
 template <class Scalar>
 int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathSpec>& path) {
-  Dataset<Scalar> data = read_dataset<Scalar>(args.train_file, {.zero_based = args.zero_based, .multilabel = args.multilabel});
-  // auto chose before the data was read; a multilabel file may need another solver.
+  Progress progress(args.quiet ? Verbosity::quiet : args.verbose ? Verbosity::verbose : Verbosity::normal, std::cerr);
+  Dataset<Scalar> data = read_dataset<Scalar>(
+      args.train_file, {.zero_based = args.zero_based, .multilabel = args.multilabel, .progress = &progress});
+  if (args.C) set_from_C(args, data.n_samples());
   args.fit.multilabel = data.multilabel();
-  const SolverSpec& spec = args.solver == "auto" && args.fit.multilabel ? Registry::resolve("auto", args.fit) : resolved;
+  // auto chose before the data was read; a multilabel file may need another solver, and --C's
+  // exact lambda or mu another one.
+  const SolverSpec& spec =
+      args.solver == "auto" && (args.fit.multilabel || args.C) ? Registry::resolve("auto", args.fit) : resolved;
   const std::int64_t data_features = data.n_features();
   if (data.multilabel() && !loss_supports_multilabel(args.fit.loss))
     throw UsageError("--loss " + args.fit.loss + " does not support multilabel data (" + args.train_file +
                      " has samples with several or no labels); multilabel losses: " + join(multilabel_losses()));
   if (args.bias >= 0) data = append_bias(data, args.bias);
   if (!args.class_weights.empty()) data.set_class_weights(parse_class_weights(args.class_weights, data.encoder()));
+  if (!args.weights_file.empty()) data.set_sample_weights(read_sample_weights<Scalar>(args.weights_file, data.n_samples()));
+  std::optional<LinearModel<Scalar>> initial;
+  if (!args.init_file.empty())
+    initial = align_initial_model(load_model<Scalar>(args.init_file), data.encoder(), data.n_features(), args.bias,
+                                  args.fit.fit_intercept);
 
   // Test and held-out files are read with the training features and labels.
   const auto read_like_training = [&](const std::string& file) {
@@ -222,7 +244,8 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
                                        .n_features = data_features,
                                        .labels = &data.encoder(),
                                        .multilabel = args.multilabel || data.multilabel(),
-                                       .extra_features_ignored = true});
+                                       .extra_features_ignored = true,
+                                       .progress = &progress});
   };
   std::optional<Dataset<Scalar>> test, heldout;
   if (!args.test_file.empty()) test = read_like_training(args.test_file);
@@ -230,15 +253,16 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
     heldout = read_like_training(args.heldout_file);
     if (args.bias >= 0) heldout = append_bias(*heldout, args.bias);
   }
-  if (spec.writes_staged(args.fit)) return train_staged(args, spec, data, test);
+  if (spec.writes_staged(args.fit)) return train_staged(args, spec, data, test, progress);
 
   // The solvers see only the features that occur (hashed data: a few of 2^31 possible indices),
   // so their memory follows the used features; finish() gives each model its indices back.
   const FeatureMap features = data.compact_features();
   if (heldout) heldout->apply_feature_map(features);
+  if (initial) initial = restrict_features(*initial, features);
 
   const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
-  ToolCallback callback{args.verbose ? &std::cerr : nullptr};
+  ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
   auto finish = [&](Result<Scalar>& r) {
     r.model = expand_features(r.model, features);
     r.model.provenance().bias = args.bias;
@@ -287,7 +311,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
         if (!args.json) std::cout << "# chosen lambda " << chosen << " (best held-out score)\n";
       }
     } else {
-      result = fit(data, args.fit, nullptr, callback);
+      result = fit(data, args.fit, initial ? &*initial : nullptr, callback);
     }
     const auto score = finish(*result);
     out = fit_json(*result, args.fit, args.tol, score, heldout_score);
@@ -361,9 +385,19 @@ int main(int argc, char** argv) {
   auto* lambda = app.add_option("--lambda", args.fit.lambda, wrap("lambda of (1), a number >= 0 (default 0.001)"))
                      ->type_name("X")
                      ->check(real_at_least(0));
-  app.add_option("--mu", args.fit.mu, wrap("mu of (1), the ridge weight, a number >= 0 (default 0)"))
-      ->type_name("X")
-      ->check(real_at_least(0));
+  auto* mu = app.add_option("--mu", args.fit.mu, wrap("mu of (1), the ridge weight, a number >= 0 (default 0)"))
+                 ->type_name("X")
+                 ->check(real_at_least(0));
+  auto* C = app.add_option_function<double>(
+                   "--C", [&](double v) { args.C = v; },
+                   wrap("LIBLINEAR's -c C instead of --lambda: its objectives weigh C times the summed loss against "
+                        "the penalty, so (1) gets 1/(nC) (n samples) as lambda, or as mu with --penalty none. "
+                        "LIBLINEAR -s 5 -c C is --loss ovr-squared-hinge --penalty l1 --C C; -s 4 -c C is --loss "
+                        "crammer-singer --penalty none --C C (the losses of the other -s differ from ours: see "
+                        "docs/cli.md); a number > 0 (default: none)"))
+                ->type_name("C")
+                ->check(real_at_least(0, true))
+                ->excludes(lambda);
   app.add_option_function<double>("--eta", [&](double v) { args.fit.eta = v; },
                                   wrap("fbpd-epi only: the bound eta >= 0 of its constraint (1/n) sum_i c_i loss_i <= eta "
                                        "(it minimises lambda R(W) + (mu/2) ||W||_F^2 under it) (default: none)"))
@@ -415,6 +449,11 @@ int main(int argc, char** argv) {
                       "(default: all 1)"))
       ->type_name("LABEL:W")
       ->allow_extra_args(false);
+  app.add_option("--weights", args.weights_file,
+                 wrap("multiply the cost c_i of each sample by its weight from FILE: one number >= 0 per line, one line "
+                      "per training sample, in file order (LIBLINEAR's instance weights; combines with --class-weight "
+                      "by product) (default: all 1)"))
+      ->type_name("FILE");
   app.add_option_function<std::int64_t>(
          "--block-size", [&](std::int64_t v) { args.fit.block_size = v; },
          wrap("stagewise: features per stage, P, an integer >= 1 (default 512, or D of --features rff:D when "
@@ -461,6 +500,12 @@ int main(int argc, char** argv) {
                       "has not improved for --patience epochs, and the best epoch's model is saved (status "
                       "stopped_by_callback); --solver fcbcfw (default: none)"))
       ->type_name("FILE");
+  app.add_option("--init", args.init_file,
+                 wrap("start the fit from MODEL (native or LIBLINEAR format) instead of W = 0: a warm start, e.g. a "
+                      "model of a nearby lambda or of older data; it must have the training data's labels, and a "
+                      "bias feature or intercept only with --bias or --intercept; features beyond the data are "
+                      "dropped (default: none)"))
+      ->type_name("MODEL");
   app.add_option_function<int>(
          "--patience", [&](int v) { args.patience = v; },
          wrap("epochs without improvement on --heldout before the solve stops, an integer >= 1 (default 3)"))
@@ -483,7 +528,9 @@ int main(int argc, char** argv) {
                       "lambda_max*RATIO only (default: off; RATIO default 0.01)"))
       ->type_name("N[:RATIO]")
       ->excludes(lambda)
-      ->excludes(lambda_grid);
+      ->excludes(lambda_grid)
+      ->excludes(C);
+  lambda_grid->excludes(C);
   app.add_flag_callback(
       "--list-solvers",
       [] {
@@ -493,7 +540,11 @@ int main(int argc, char** argv) {
       wrap("print the solver table as one JSON object and exit: {\"solvers\": [{name, losses, penalties, "
            "intercept, layout, certifies, stop}]}; certifies: whether its converged is the certificate of (1), "
            "else stop says what it stops on (default: off)"));
-  app.add_flag("--verbose", args.verbose, wrap("print one line of progress per epoch on stderr (default off)"));
+  auto* verbose = app.add_flag("--verbose", args.verbose,
+                               wrap("print every epoch's progress line and every file read on stderr (default: a "
+                                    "line about once a second once a run has lasted a second, and a line per file "
+                                    "whose reading took that long)"));
+  app.add_flag("--quiet", args.quiet, wrap("print no progress on stderr, errors only (default off)"))->excludes(verbose);
   app.add_flag("--json", args.json,
                wrap("print one JSON object on stdout instead of text: solver, loss, penalty, lambda, mu, status, "
                     "epochs, objective, duality_gap (F - D, an upper bound on F - F*), relative_gap (the gap "
@@ -502,10 +553,14 @@ int main(int argc, char** argv) {
                     "with --test; duality_gap and relative_gap are null when not finite, and gap_note then says "
                     "why (no finite certificate: no penalty with mu = 0; not evaluated) (with --path: also lambda_max and 'path', one object per lambda; with "
                     "--lambda-grid: 'grid', one object per lambda with its held-out score) (default: text)"));
-  app.footer(Registry::help() + "\n" + exit_status_help);
+  app.footer(Registry::help() + "\n" + train_exit_status_help);
+  add_version_flag(app, "sparsemc-train");
 
   return run_tool("sparsemc-train", app, argc, argv, [&] {
     args.fit.heldout = !args.heldout_file.empty();
+    // --C sets lambda (or mu) once the data's n is known; it is > 0, and so is what auto and the
+    // checks below see until then.
+    if (args.C) set_from_C(args, 1);
     const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
     args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
     // The options only some solvers take: name the solvers that do.
@@ -543,6 +598,14 @@ int main(int argc, char** argv) {
       if (args.bias >= 0)
         throw UsageError("--bias: --solver " + spec.name + " writes a staged model, which records no bias feature; "
                          "use --intercept");
+    }
+    if (args.C && args.fit.penalty == sparsemc::NoPenalty::name && mu->count() > 0)
+      throw UsageError("--C: with --penalty none, C sets mu; drop --mu");
+    if (!args.init_file.empty()) {
+      if (!args.path.empty()) throw UsageError("--init: a --path starts at lambda_max from W = 0; drop --init");
+      if (!args.heldout_file.empty()) throw UsageError("--init: cannot be combined with --heldout");
+      if (spec.writes_staged(args.fit))
+        throw UsageError("--init: --solver " + spec.name + " writes a staged model, which has no warm start");
     }
     const std::optional<PathSpec> path = parse_path(args.path);
     if (path && args.fit.penalty == sparsemc::NoPenalty::name)

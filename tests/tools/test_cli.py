@@ -46,7 +46,7 @@ for tool, flags in [(a.train, train_flags), (a.predict, ["--json", "--top-k", "-
         if not entry.strip():
             continue
         first = entry.strip().split()[0]
-        if first.startswith("-h"):
+        if first.startswith("-h") or first == "--version":  # actions, not settings
             continue
         t.check("default" in entry, f"{name} --help: {first} states its default", entry)
     t.check("Exit status" in out, f"{name} --help documents the exit statuses")

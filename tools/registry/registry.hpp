@@ -54,6 +54,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -100,13 +101,12 @@ struct FitSettings {
   bool calibrate = false;                     ///< --calibrate: calibrated stages (stagewise)
 };
 
-/// The per-epoch callback the tools pass to every fit: prints progress with --verbose.
+/// The per-epoch callback the tools pass to every fit. What it does (progress lines on stderr,
+/// at every epoch or about once a second) is the tool's `on_epoch`, so that a change of that
+/// policy recompiles the tool and not the solver instantiations of the registry.
 struct ToolCallback {
-  std::ostream* progress = nullptr;  ///< stderr with --verbose, else null
-  bool end_epoch(const EpochReport& report) {
-    if (progress != nullptr) ProgressPrinter(*progress).end_epoch(report);
-    return false;
-  }
+  std::function<bool(const EpochReport&)> on_epoch;  ///< returns true to stop the solve
+  bool end_epoch(const EpochReport& report) { return on_epoch && on_epoch(report); }
 };
 
 /// A type-erased fit: (data, settings, optional warm start, callback) → Result.
