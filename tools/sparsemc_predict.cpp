@@ -3,7 +3,9 @@
 /// predicted labels and reports accuracy (multiclass) or precision@k (multilabel).
 
 #include <sparsemc/io/atomic_file.hpp>
+#include <iomanip>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,9 +21,34 @@ struct PredictArgs {
   std::string test_file, model_file, output_file;
   int top_k = 1;
   bool zero_based = false, json = false, multilabel = false;
+  bool proba = false, scores = false;  // OUTPUT lines carry P(k | x) or s_k after the label
 };
 
+/// --proba's probabilities in the model's class order: the softmax of a multinomial logistic
+/// model (P(k | x) = exp(s_k) / Σ_r exp(s_r)), or for a LIBLINEAR one-vs-rest logistic model
+/// what `liblinear-predict -b 1` computes, the sigmoids 1/(1 + exp(−s_k)) normalised to sum 1.
+/// Any other model is refused: its scores are not log-odds.
+template <class Scalar>
+typename LinearModel<Scalar>::RowMatrix class_probabilities(const LinearModel<Scalar>& model, const CsrView<Scalar>& X) {
+  const std::string& loss = model.provenance().loss;
+  if (loss == "logistic") return model.predict_proba(X);
+  if (loss == "ovr-logistic") {
+    typename LinearModel<Scalar>::RowMatrix P = model.decision_function(X);
+    P = (Scalar(1) + (-P.array()).exp()).inverse().matrix();
+    P.array().colwise() /= P.array().rowwise().sum();
+    return P;
+  }
+  throw UsageError("--proba: probabilities need a logistic model (sparsemc-train --loss logistic, or LIBLINEAR -s 0, "
+                   "6 or 7); MODEL was trained with loss " + (loss.empty() ? std::string("unknown") : loss) +
+                   ", whose scores are not log-odds (--scores writes them)");
+}
+
 int predict(const PredictArgs& args) {
+  if ((args.proba || args.scores) && args.output_file.empty())
+    throw UsageError(std::string(args.proba ? "--proba" : "--scores") + ": the values are written to OUTPUT; give OUTPUT "
+                     "('-' for stdout)");
+  if ((args.proba || args.scores) && args.top_k > 1)
+    throw UsageError(std::string(args.proba ? "--proba" : "--scores") + ": writes one label per line; drop --top-k");
   // A staged model (gls-cal, stagewise, gls on random features) predicts through its chain;
   // `model` then only carries its labels.
   if (!args.output_file.empty() && args.output_file != "-") {
@@ -46,13 +73,23 @@ int predict(const PredictArgs& args) {
   const auto k = static_cast<ClassIndex>(args.top_k);
   const ClassRanking top =
       staged ? rank_scores<double>(staged->decision_function(test.csr()), k) : model.top_k(test.csr(), k);
+  // --proba / --scores: the n × K values written after each sample's label.
+  LinearModel<double>::RowMatrix values;
+  if (args.proba) values = class_probabilities(model, test.csr());
+  else if (args.scores) values = staged ? staged->decision_function(test.csr()) : model.decision_function(test.csr());
   const double seconds = watch.seconds();
 
   if (!args.output_file.empty()) {
     const auto write = [&](std::ostream& out) {
+      if (values.size() > 0) {  // LIBLINEAR's -b 1 layout: a header naming the columns' labels
+        out << "labels";
+        for (Label l : model.labels()) out << ' ' << l;
+        out << '\n' << std::setprecision(std::numeric_limits<double>::max_digits10);
+      }
       for (Eigen::Index i = 0; i < top.rows(); ++i) {
         for (Eigen::Index r = 0; r < top.cols(); ++r)
           out << (r ? " " : "") << model.labels()[static_cast<std::size_t>(top(i, r))];
+        for (Eigen::Index k = 0; k < values.cols(); ++k) out << ' ' << values(i, k);
         out << '\n';
       }
       out.flush();
@@ -120,6 +157,15 @@ int main(int argc, char** argv) {
                       "accuracy (multiclass) or precision@K (multilabel); an integer >= 1 (default 1)"))
       ->type_name("K")
       ->check(integer_at_least(1));
+  auto* proba = app.add_flag(
+      "--proba", args.proba,
+      wrap("write each sample's class probabilities after its label in OUTPUT, in the layout of liblinear-predict -b 1 "
+           "(a first line 'labels L1 ... LK' names the columns); logistic models only: softmax for sparsemc's "
+           "multinomial logistic, LIBLINEAR's normalised sigmoids for its -s 0/6/7 models (default off)"));
+  app.add_flag("--scores", args.scores,
+               wrap("write each sample's decision values s = W'x + b after its label in OUTPUT, same layout as "
+                    "--proba; any model (default off)"))
+      ->excludes(proba);
   app.add_flag("--zero-based", args.zero_based, wrap("feature indices in TEST start at 0 (default: at 1)"));
   app.add_flag("--multilabel", args.multilabel,
                wrap("read TEST as multilabel (a line may have no label) even when no line has a comma-separated "
@@ -127,6 +173,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", args.json,
                wrap("print one JSON object instead of text: samples, classes, multilabel, top_k, accuracy, correct "
                     "and top_k_accuracy (multiclass) or precision_at_k (multilabel), predict_seconds (default: text)"));
-  app.footer(exit_status_help);
+  app.footer(apply_exit_status_help);
+  add_version_flag(app, "sparsemc-predict");
   return run_tool("sparsemc-predict", app, argc, argv, [&] { return predict(args); });
 }
