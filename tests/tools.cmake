@@ -12,7 +12,7 @@ if(SPARSEMC_BUILD_TOOLS AND EXISTS ${PROJECT_SOURCE_DIR}/tools/CMakeLists.txt)
   set(SPARSEMC_TOOL_ARGS
     --train $<TARGET_FILE:sparsemc-train> --predict $<TARGET_FILE:sparsemc-predict>
     --eval $<TARGET_FILE:sparsemc-eval> --data ${PROJECT_SOURCE_DIR}/data)
-  foreach(script cli json roundtrip eval liblinear sklearn staged matrix robust)
+  foreach(script cli json roundtrip eval liblinear sklearn staged matrix robust habits)
     add_test(NAME tools_${script}
       COMMAND ${SPARSEMC_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/test_${script}.py
               ${SPARSEMC_TOOL_ARGS} --work ${CMAKE_CURRENT_BINARY_DIR}/tools_work/${script})
