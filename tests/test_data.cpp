@@ -4,9 +4,11 @@
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/data/dataset.hpp>
 #include <sparsemc/data/feature_map.hpp>
+#include <sparsemc/data/folds.hpp>
 #include <sparsemc/data/problem.hpp>
 #include <sparsemc/data/sparse_view.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <set>
@@ -160,6 +162,56 @@ TEMPLATE_TEST_CASE("a dataset converts to CSC once and combines sample and class
   REQUIRE_NOTHROW(problem.validate());
   REQUIRE(problem.n_classes() == 3);
   REQUIRE(problem.weight(4) == Approx(6.0));
+}
+
+TEMPLATE_TEST_CASE("a subset keeps its samples' rows, classes and costs, in the order asked", "[data]", float,
+                   double) {
+  auto A = random_csr<TestType, std::int32_t>(6, 4, 0.6, 5);
+  auto y = LabelSets::multiclass(std::vector<ClassIndex>{0, 1, 2, 0, 1, 2}, 3);
+  Dataset<TestType> data(A, y, LabelEncoder({10, 20, 30}));
+  data.set_class_weights({{20, 2.0}});
+  data.set_sample_weights(std::vector<TestType>{1, 2, 3, 4, 5, 6});
+  const std::vector<std::int64_t> rows{4, 1, 1, 0};
+  const Dataset<TestType> part = data.subset(rows);
+  REQUIRE(part.n_samples() == 4);
+  REQUIRE(part.n_features() == 4);
+  REQUIRE(part.encoder().labels() == data.encoder().labels());
+  const Eigen::Matrix<TestType, -1, -1> dense = Eigen::Matrix<TestType, -1, -1>(data.matrix());
+  const Eigen::Matrix<TestType, -1, -1> part_dense = Eigen::Matrix<TestType, -1, -1>(part.matrix());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto i = static_cast<std::size_t>(rows[r]);
+    CHECK(part_dense.row(static_cast<Eigen::Index>(r)) == dense.row(static_cast<Eigen::Index>(i)));
+    CHECK(part.labels().view().single(r) == data.labels().view().single(i));
+    CHECK(part.costs()[r] == data.costs()[i]);
+  }
+  REQUIRE_THROWS_AS(data.subset(std::vector<std::int64_t>{6}), std::out_of_range);
+}
+
+TEST_CASE("stratified folds: every fold gets its share of every class, reproducibly", "[data]") {
+  // 3 classes of 50, 31 and 7 samples (88 samples), in an order that is not by class.
+  std::vector<ClassIndex> classes;
+  for (int i = 0; i < 88; ++i) classes.push_back(i % 11 < 6 ? 0 : i % 11 < 10 ? 1 : 2);
+  const auto y = LabelSets::multiclass(classes, 3);
+  std::vector<int> per_class(3, 0);
+  for (ClassIndex c : classes) ++per_class[static_cast<std::size_t>(c)];
+  const int k = 5;
+  const std::vector<int> fold = stratified_folds(y.view(), k, 42);
+  REQUIRE(fold == stratified_folds(y.view(), k, 42));
+  REQUIRE(fold != stratified_folds(y.view(), k, 43));
+  for (int f = 0; f < k; ++f) {
+    const auto [train, test] = fold_samples(fold, f);
+    CHECK(train.size() + test.size() == classes.size());
+    CHECK((test.size() == 88 / k || test.size() == 88 / k + 1));
+    for (std::size_t c = 0; c < 3; ++c) {
+      const auto in_fold = std::count_if(test.begin(), test.end(), [&](std::int64_t i) {
+        return classes[static_cast<std::size_t>(i)] == static_cast<ClassIndex>(c);
+      });
+      CHECK(in_fold >= per_class[c] / k);
+      CHECK(in_fold <= per_class[c] / k + 1);
+    }
+  }
+  REQUIRE_THROWS_AS(stratified_folds(y.view(), 1, 0), std::invalid_argument);
+  REQUIRE_THROWS_AS(stratified_folds(y.view(), 89, 0), std::invalid_argument);
 }
 
 // X with its columns spread out: column j of a random n × d matrix becomes column j·stride + 3

@@ -23,6 +23,7 @@
 #include "data/dataset.hpp"
 #include "data/dense_problem.hpp"
 #include "data/dense_view.hpp"
+#include "data/folds.hpp"
 #include "data/labels.hpp"
 #include "data/problem.hpp"
 #include "data/sparse_view.hpp"

@@ -10,7 +10,11 @@
 ///   auto result = solver.fit(problem);
 /// \endcode
 
+#include <cstdint>
 #include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -84,6 +88,36 @@ class Dataset {
     map.apply(X_csr_);
     X_csc_ = CscMatrix<Scalar, Index>();
     has_csc_ = false;
+  }
+
+  /// The samples `rows` (in that order, repeats allowed) as a data set of their own: the same
+  /// features, label table and class weights, and their sample weights — a fold of a
+  /// cross-validation (data/folds.hpp). Costs one copy of their rows of X.
+  [[nodiscard]] Dataset subset(std::span<const std::int64_t> rows) const {
+    std::vector<Index> outer(rows.size() + 1, 0), inner;
+    std::vector<Scalar> values;
+    LabelSets y(n_classes());
+    std::vector<Scalar> weights;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const std::int64_t i = rows[r];
+      if (i < 0 || i >= n_samples())
+        throw std::out_of_range("Dataset::subset: sample " + std::to_string(i) + " is not in [0, " +
+                                std::to_string(n_samples()) + ")");
+      const auto x = csr().outer(static_cast<Index>(i));
+      inner.insert(inner.end(), x.indices.begin(), x.indices.end());
+      values.insert(values.end(), x.values.begin(), x.values.end());
+      outer[r + 1] = static_cast<Index>(inner.size());
+      y.push_back(y_.view()[static_cast<std::size_t>(i)]);
+      if (!sample_weights_.empty()) weights.push_back(sample_weights_[static_cast<std::size_t>(i)]);
+    }
+    const Eigen::Map<const CsrMatrix<Scalar, Index>> X(static_cast<Index>(rows.size()), static_cast<Index>(n_features()),
+                                                       static_cast<Index>(inner.size()), outer.data(), inner.data(),
+                                                       values.data());
+    Dataset out(CsrMatrix<Scalar, Index>(X), std::move(y), encoder_);
+    out.sample_weights_ = std::move(weights);
+    out.class_weights_ = class_weights_;
+    out.update_costs();
+    return out;
   }
 
   [[nodiscard]] const LabelSets& labels() const noexcept { return y_; }
