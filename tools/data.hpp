@@ -322,6 +322,12 @@ inline void add_test_json(nlohmann::json& j, const TestScore& s) {
 }
 
 /// "accuracy 0.9452 (1121/1186)" or "precision@1 0.6310".
+/// The score a choice of lambda maximises: accuracy (multiclass) or precision@1 (multilabel).
+inline double primary_score(const TestScore& s) { return s.multilabel ? s.top_k : s.accuracy(); }
+
+/// Its name in text and JSON: "accuracy" or "precision_at_1".
+inline std::string primary_score_name(bool multilabel) { return multilabel ? "precision_at_1" : "accuracy"; }
+
 inline std::string describe(const TestScore& s) {
   std::ostringstream os;
   os << std::setprecision(6);

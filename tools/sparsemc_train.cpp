@@ -2,12 +2,15 @@
 /// sparsemc-train: fits objective (1) of ARCHITECTURE.md on a LIBSVM/SVMlight file with a
 /// registered solver and saves the model. Its --help is the user documentation.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -17,6 +20,7 @@
 #include <omp.h>
 #endif
 
+#include <sparsemc/data/folds.hpp>
 #include <sparsemc/solver/path.hpp>
 
 #include "cli.hpp"
@@ -33,6 +37,7 @@ struct TrainArgs {
   std::string solver = "auto";
   std::string train_file, model_file, test_file, heldout_file, model_format = "native";
   std::string weights_file;     // --weights: one sample weight per line
+  int cv = 0;                   // --cv K: K-fold cross-validation (0: none)
   std::string init_file;        // --init: the model a fit starts from
   std::optional<double> C;      // --C: LIBLINEAR's C, mapped to lambda or mu once n is known
   std::optional<int> patience;  // --patience: epochs without improvement on --heldout (default 3)
@@ -121,28 +126,49 @@ void print_summary(std::ostream& out, const Result<Scalar>& r, const FitSettings
       << "nonzero feature rows " << info.nnz_rows << " of " << r.model.n_features() << "  (nonzero weights " << info.nnz
       << ")\n"
       << std::setprecision(4) << "train time " << info.seconds << " s\n";
-  if (heldout) out << "held-out (best epoch) " << describe(*heldout) << '\n';
+  if (heldout) out << "held-out " << describe(*heldout) << '\n';
   if (test) out << "test " << describe(*test) << '\n';
 }
 
 /// One line of a regularisation path.
 template <class Scalar>
-void print_path_line(std::ostream& out, const Result<Scalar>& r, double lambda, const std::optional<TestScore>& test) {
+void print_path_line(std::ostream& out, const Result<Scalar>& r, double lambda) {
   out << std::setprecision(6) << "lambda " << lambda << "  objective " << std::setprecision(10) << r.info.objective
       << std::setprecision(6) << "  nnz_rows " << r.info.nnz_rows << "  epochs " << r.info.epochs << "  time "
       << r.info.seconds << "s  " << to_string(r.info.status) << std::setprecision(3) << "  relative gap "
-      << r.info.relative_gap;
-  if (test) out << "  test " << describe(*test);
-  out << '\n';
+      << r.info.relative_gap << '\n';
 }
 
-/// One line of a --lambda-grid choice (the held-out score decides; the test set is not looked at).
+/// One line of a choice of lambda on held-out data (`score` says how the fit did there; the
+/// test set is not looked at).
 template <class Scalar>
-void print_grid_line(std::ostream& out, const Result<Scalar>& r, double lambda, const TestScore& heldout) {
-  out << std::setprecision(6) << "lambda " << lambda << "  held-out " << describe(heldout) << "  nnz " << r.info.nnz
-      << "  epochs " << r.info.epochs << "  time " << r.info.seconds << "s  " << to_string(r.info.status)
-      << std::setprecision(3) << "  relative gap " << r.info.relative_gap << '\n';
+void print_grid_line(std::ostream& out, const Result<Scalar>& r, double lambda, const std::string& score) {
+  out << std::setprecision(6) << "lambda " << lambda << "  " << score << "  nnz " << r.info.nnz << "  epochs "
+      << r.info.epochs << "  time " << r.info.seconds << "s  " << to_string(r.info.status) << std::setprecision(3)
+      << "  relative gap " << r.info.relative_gap << '\n';
 }
+
+/// A cross-validated score: each fold's, and their mean weighted by the folds' sizes (the
+/// score over all samples, each scored by the model that did not see it, as LIBLINEAR's -v).
+struct CvScore {
+  std::vector<double> folds;
+  double weighted_sum = 0.0;
+  std::int64_t samples = 0;
+  void add(const TestScore& s) {
+    folds.push_back(primary_score(s));
+    weighted_sum += primary_score(s) * static_cast<double>(s.samples);
+    samples += s.samples;
+  }
+  [[nodiscard]] double mean() const { return samples > 0 ? weighted_sum / static_cast<double>(samples) : 0.0; }
+  /// "cross-validation accuracy 0.93 (5 folds: 0.92 0.94 ...)".
+  [[nodiscard]] std::string describe(const std::string& name) const {
+    std::ostringstream os;
+    os << std::setprecision(6) << "cross-validation " << name << ' ' << mean() << " (" << folds.size() << " folds:";
+    for (const double f : folds) os << ' ' << f;
+    os << ')';
+    return os.str();
+  }
+};
 
 /// The summary of a staged fit (gls-cal, stagewise, gls on random features): as a linear one's,
 /// with the number of stages instead of the sparsity.
@@ -203,11 +229,30 @@ int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data,
                  Progress& progress) {
   const StagedFitFunction<Scalar> fit = spec.staged_fit<Scalar>(args.fit.loss, args.fit.penalty);
   ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
+  std::optional<CvScore> cv_score;
+  if (args.cv > 0) {  // K-fold cross-validation (LIBLINEAR's -v), then the fit on all the data
+    const std::vector<int> fold = stratified_folds(data.labels().view(), args.cv, args.fit.seed.value_or(1));
+    cv_score.emplace();
+    for (int f = 0; f < args.cv; ++f) {
+      const auto [train_rows, test_rows] = fold_samples(fold, f);
+      cv_score->add(score_staged(fit(data.subset(train_rows), args.fit, callback).model, data.subset(test_rows)));
+    }
+  }
   StagedResult<Scalar> result = fit(data, args.fit, callback);
   std::optional<TestScore> score;
   if (test) score = score_staged(result.model, *test);
-  if (args.json) std::cout << staged_json(result, args.fit, args.tol, score).dump() << std::endl;
-  else print_staged_summary(std::cout, result, args.fit, args.tol, score);
+  const std::string score_name = primary_score_name(data.multilabel());
+  if (args.json) {
+    nlohmann::json out = staged_json(result, args.fit, args.tol, score);
+    if (cv_score) {
+      out["cv_" + score_name] = cv_score->mean();
+      out["cv_folds"] = cv_score->folds;
+    }
+    std::cout << out.dump() << std::endl;
+  } else {
+    if (cv_score) std::cout << cv_score->describe(score_name) << '\n';
+    print_staged_summary(std::cout, result, args.fit, args.tol, score);
+  }
   if (result.info.status == Status::numerical_issue)
     throw NumericalError("the solver stopped on non-finite values (status numerical_issue); the model was not saved");
   save_staged(result.model, args.model_file);
@@ -253,6 +298,9 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
     heldout = read_like_training(args.heldout_file);
     if (args.bias >= 0) heldout = append_bias(*heldout, args.bias);
   }
+  if (args.cv > data.n_samples())
+    throw UsageError("--cv: " + std::to_string(args.cv) + " folds for the " + std::to_string(data.n_samples()) +
+                     " samples of " + args.train_file + "; K must be at most the number of samples");
   if (spec.writes_staged(args.fit)) return train_staged(args, spec, data, test, progress);
 
   // The solvers see only the features that occur (hashed data: a few of 2^31 possible indices),
@@ -263,91 +311,173 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
 
   const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
   ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
-  auto finish = [&](Result<Scalar>& r) {
+  // The fitted model over the file's features again (and its bias feature marked): what is
+  // scored on --test and saved.
+  const auto expand = [&](Result<Scalar>& r) {
     r.model = expand_features(r.model, features);
     r.model.provenance().bias = args.bias;
-    std::optional<TestScore> score;
-    if (test) score = score_model(r.model, *test);
-    return score;
+  };
+
+  // Fits along a decreasing lambda grid on `on`, each fit warm-started from the previous one — in
+  // one call when the solver has a whole-grid path (BlockCD: strong-rule screening) — and hands
+  // each result (on the compact features) to `each(result, lambda)`.
+  const auto fit_grid = [&](const Dataset<Scalar>& on, std::span<const double> grid, auto&& each) {
+    FitSettings settings = args.fit;
+    if (const PathFunction<Scalar> fit_path = spec.path<Scalar>(settings.loss, settings.penalty)) {
+      std::vector<Result<Scalar>> results = fit_path(on, settings, grid, callback);
+      for (std::size_t k = 0; k < results.size(); ++k) each(results[k], grid[k]);
+      return;
+    }
+    std::optional<LinearModel<Scalar>> warm;  // the previous lambda's model
+    for (const double lambda : grid) {
+      settings.lambda = lambda;
+      Result<Scalar> next = fit(on, settings, warm ? &*warm : nullptr, callback);
+      const bool failed = next.info.status == Status::numerical_issue;
+      warm = next.model;
+      each(next, lambda);
+      if (failed) return;
+    }
+  };
+  // The lambdas to choose from: --path's grid from lambda_max, or --lambda-grid, largest first.
+  std::vector<double> candidates = args.lambda_grid;
+  std::optional<double> lambda_max;
+  if (path) {
+    lambda_max = compute_lambda_max(data, args.fit);
+    candidates = lambda_grid(*lambda_max, path->points, path->ratio);
+    if (!args.json) std::cout << "# lambda_max " << *lambda_max << "\n";
+  }
+  std::sort(candidates.begin(), candidates.end(), std::greater<>());
+  const bool early_stop = heldout && spec.heldout_fit<Scalar>(args.fit.loss, args.fit.penalty) != nullptr;
+  const std::string score_name = primary_score_name(data.multilabel());
+  // --cv K: the stratified folds (seeded by --seed) and a fold's training and scoring sets.
+  const std::vector<int> fold =
+      args.cv > 0 ? stratified_folds(data.labels().view(), args.cv, args.fit.seed.value_or(1)) : std::vector<int>{};
+  const auto split = [&](int f) {
+    const auto [train_rows, test_rows] = fold_samples(fold, f);
+    return std::pair{data.subset(train_rows), data.subset(test_rows)};
   };
 
   nlohmann::json out;
   std::optional<Result<Scalar>> result;
-  if (!path) {
-    std::optional<TestScore> heldout_score;
-    nlohmann::json grid_points = nlohmann::json::array();
-    if (heldout) {
-      const HeldoutFitFunction<Scalar> fit_heldout = spec.heldout_fit<Scalar>(args.fit.loss, args.fit.penalty);
-      const auto fit_and_score = [&] {
-        Result<Scalar> r = fit_heldout(data, args.fit, *heldout, args.patience.value_or(3), callback);
-        // Scored as the early stop scored it: before finish() marks the bias feature, which the
-        // held-out set carries as a column.
-        const TestScore h = score_model(r.model, *heldout);
-        return std::pair{std::move(r), h};
-      };
-      if (args.lambda_grid.empty()) {
-        auto [r, h] = fit_and_score();
-        result = std::move(r);
-        heldout_score = h;
-      } else {
-        // PD-Sparse's choice of λ (§5): the best held-out score, ties to the fewer nonzero weights.
-        double chosen = 0.0;
-        for (const double lambda : args.lambda_grid) {
-          args.fit.lambda = lambda;
-          auto [next, h] = fit_and_score();
-          grid_points.push_back(fit_json(next, args.fit, args.tol, std::nullopt, h));
-          if (!args.json) print_grid_line(std::cout, next, lambda, h);
-          if (next.info.status == Status::numerical_issue) continue;
-          if (!result || h.accuracy() > heldout_score->accuracy() ||
-              (h.accuracy() == heldout_score->accuracy() && next.info.nnz < result->info.nnz)) {
-            result = std::move(next);
-            heldout_score = h;
-            chosen = lambda;
-          }
-        }
-        if (!result)
-          throw NumericalError("every lambda of --lambda-grid stopped on non-finite values; the model was not saved");
-        args.fit.lambda = chosen;
-        if (!args.json) std::cout << "# chosen lambda " << chosen << " (best held-out score)\n";
-      }
-    } else {
-      result = fit(data, args.fit, initial ? &*initial : nullptr, callback);
-    }
-    const auto score = finish(*result);
-    out = fit_json(*result, args.fit, args.tol, score, heldout_score);
-    if (!grid_points.empty()) out["grid"] = std::move(grid_points);
-    if (!args.json) print_summary(std::cout, *result, args.fit, args.tol, score, heldout_score);
-  } else {
-    // Regularisation path: λ_max (the smallest λ with W = 0 optimal) down to λ_max·ratio,
-    // log-spaced, each solve warm-started from the previous model — in one call when the
-    // solver has a whole-grid path (BlockCD: strong-rule screening), else fit by fit.
-    const double lambda_max = compute_lambda_max(data, args.fit);
-    nlohmann::json points = nlohmann::json::array();
-    if (!args.json) std::cout << "# lambda_max " << lambda_max << "\n";
-    const std::vector<double> grid = lambda_grid(lambda_max, path->points, path->ratio);
-    const auto report = [&](Result<Scalar>& next, double lambda) {
-      args.fit.lambda = lambda;
-      const auto score = finish(next);
-      points.push_back(fit_json(next, args.fit, args.tol, score));
-      if (!args.json) print_path_line(std::cout, next, args.fit.lambda, score);
-      result = std::move(next);
+  std::optional<TestScore> heldout_score;
+  std::optional<CvScore> cv_score;
+  nlohmann::json grid_points = nlohmann::json::array();
+  if (early_stop) {
+    // PD-Sparse's held-out early stop (-h/-e), and its choice of lambda (§5) over --lambda-grid:
+    // the best held-out score, ties to the fewer nonzero weights.
+    const HeldoutFitFunction<Scalar> fit_heldout = spec.heldout_fit<Scalar>(args.fit.loss, args.fit.penalty);
+    const auto fit_and_score = [&] {
+      Result<Scalar> r = fit_heldout(data, args.fit, *heldout, args.patience.value_or(3), callback);
+      // Scored as the early stop scored it: before finish() marks the bias feature, which the
+      // held-out set carries as a column.
+      const TestScore h = score_model(r.model, *heldout);
+      return std::pair{std::move(r), h};
     };
-    if (const PathFunction<Scalar> fit_path = spec.path<Scalar>(args.fit.loss, args.fit.penalty)) {
-      std::vector<Result<Scalar>> results = fit_path(data, args.fit, grid, callback);
-      for (std::size_t k = 0; k < results.size(); ++k) report(results[k], grid[k]);
+    if (candidates.empty()) {
+      auto [r, h] = fit_and_score();
+      result = std::move(r);
+      heldout_score = h;
     } else {
-      std::optional<LinearModel<Scalar>> warm;  // the previous λ's model
-      for (const double lambda : grid) {
+      double chosen = 0.0;
+      for (const double lambda : candidates) {
         args.fit.lambda = lambda;
-        Result<Scalar> next = fit(data, args.fit, warm ? &*warm : nullptr, callback);
-        warm = next.model;  // on the compact features, before report() expands it
-        report(next, lambda);
-        if (result->info.status == Status::numerical_issue) break;
+        auto [next, h] = fit_and_score();
+        grid_points.push_back(fit_json(next, args.fit, args.tol, std::nullopt, h));
+        if (!args.json) print_grid_line(std::cout, next, lambda, "held-out " + describe(h));
+        if (next.info.status == Status::numerical_issue) continue;
+        if (!result || h.accuracy() > heldout_score->accuracy() ||
+            (h.accuracy() == heldout_score->accuracy() && next.info.nnz < result->info.nnz)) {
+          result = std::move(next);
+          heldout_score = h;
+          chosen = lambda;
+        }
+      }
+      if (!result) throw NumericalError("every lambda stopped on non-finite values; the model was not saved");
+      args.fit.lambda = chosen;
+    }
+  } else if (!candidates.empty() && heldout) {
+    // lambda chosen on the held-out file: the grid fitted on the training data, each model scored
+    // on FILE; the best score wins, ties to the larger lambda (the sparser model).
+    double best = -1.0;
+    fit_grid(data, candidates, [&](Result<Scalar>& next, double lambda) {
+      const TestScore h = score_model(next.model, *heldout);
+      FitSettings at = args.fit;
+      at.lambda = lambda;
+      grid_points.push_back(fit_json(next, at, args.tol, std::nullopt, h));
+      if (!args.json) print_grid_line(std::cout, next, lambda, "held-out " + describe(h));
+      if (next.info.status != Status::numerical_issue && primary_score(h) > best) {
+        best = primary_score(h);
+        heldout_score = h;
+        args.fit.lambda = lambda;
+        result = std::move(next);
+      }
+    });
+    if (!result) throw NumericalError("every lambda stopped on non-finite values; the model was not saved");
+  } else if (!candidates.empty() && args.cv > 0) {
+    // lambda chosen by K-fold cross-validation: the grid fitted on each fold's training part and
+    // scored on the fold; the best pooled score wins (ties: the larger lambda); the model saved is
+    // a plain fit on all the data at that lambda.
+    std::vector<CvScore> scores(candidates.size());
+    for (int f = 0; f < args.cv; ++f) {
+      const auto [fold_train, fold_test] = split(f);
+      std::size_t k = 0;
+      fit_grid(fold_train, candidates, [&](Result<Scalar>& next, double) { scores[k++].add(score_model(next.model, fold_test)); });
+      for (; k < candidates.size(); ++k) scores[k].add(TestScore{.multilabel = data.multilabel()});  // after a failure
+    }
+    std::size_t chosen = 0;
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      grid_points.push_back(nlohmann::json{{"lambda", candidates[k]}, {"cv_" + score_name, scores[k].mean()},
+                                           {"cv_folds", scores[k].folds}});
+      if (!args.json) std::cout << std::setprecision(6) << "lambda " << candidates[k] << "  " << scores[k].describe(score_name) << '\n';
+      if (scores[k].mean() > scores[chosen].mean()) chosen = k;
+    }
+    args.fit.lambda = candidates[chosen];
+    cv_score = scores[chosen];
+    result = fit(data, args.fit, nullptr, callback);
+  } else if (!candidates.empty()) {
+    // A path without held-out data: every lambda reported, the last model saved (and only it
+    // scored on --test: choosing lambda by the test score would report an optimistic one).
+    fit_grid(data, candidates, [&](Result<Scalar>& next, double lambda) {
+      FitSettings at = args.fit;
+      at.lambda = lambda;
+      grid_points.push_back(fit_json(next, at, args.tol, std::nullopt));
+      if (!args.json) print_path_line(std::cout, next, lambda);
+      args.fit.lambda = lambda;
+      result = std::move(next);
+    });
+  } else {
+    if (args.cv > 0) {
+      // K-fold cross-validation at the one lambda (LIBLINEAR's -v), then the fit on all the data.
+      cv_score.emplace();
+      for (int f = 0; f < args.cv; ++f) {
+        const auto [fold_train, fold_test] = split(f);
+        cv_score->add(score_model(fit(fold_train, args.fit, nullptr, callback).model, fold_test));
       }
     }
-    out = points.back();
-    out["lambda_max"] = lambda_max;
-    out["path"] = std::move(points);
+    result = fit(data, args.fit, initial ? &*initial : nullptr, callback);
+    if (heldout) heldout_score = score_model(result->model, *heldout);
+  }
+
+  {
+    expand(*result);
+    std::optional<TestScore> score;
+    if (test) score = score_model(result->model, *test);
+    out = fit_json(*result, args.fit, args.tol, score, heldout_score);
+    if (cv_score) {
+      out["cv_" + score_name] = cv_score->mean();
+      out["cv_folds"] = cv_score->folds;
+    }
+    if (!args.json) {
+      if (!candidates.empty() && (heldout || args.cv > 0))
+        std::cout << "# chosen lambda " << args.fit.lambda << " (best " << (heldout ? "held-out" : "cross-validated")
+                  << " score)\n";
+      if (cv_score) std::cout << cv_score->describe(score_name) << '\n';
+      if (!path || heldout || args.cv > 0) print_summary(std::cout, *result, args.fit, args.tol, score, heldout_score);
+      else if (score) std::cout << "test (last lambda) " << describe(*score) << '\n';
+    }
+    if (path && !heldout && args.cv == 0) out["path"] = grid_points;
+    else if (!grid_points.empty()) out["grid"] = grid_points;
+    if (lambda_max) out["lambda_max"] = *lambda_max;
   }
   if (args.json) std::cout << out.dump() << std::endl;
   if (result->info.status == Status::numerical_issue)
@@ -494,11 +624,13 @@ int main(int argc, char** argv) {
                       "data's is ignored) and report accuracy "
                       "(multiclass) or precision@1 (multilabel) (default: none)"))
       ->type_name("FILE");
-  app.add_option("--heldout", args.heldout_file,
-                 wrap("early stopping on FILE (read like --test), PD-Sparse's -h: after every epoch the model is "
-                      "scored on FILE (accuracy, or precision@1 for multilabel data), the solve stops once the score "
-                      "has not improved for --patience epochs, and the best epoch's model is saved (status "
-                      "stopped_by_callback); --solver fcbcfw (default: none)"))
+  auto* heldout = app.add_option("--heldout", args.heldout_file,
+                 wrap("held-out data FILE (read like --test), scored by accuracy or precision@1 (multilabel): with "
+                      "--path or --lambda-grid it chooses lambda (the best score, ties to the larger lambda) and "
+                      "the chosen model is saved; else its score is reported. --solver fcbcfw stops early on it "
+                      "instead, PD-Sparse's -h: after every epoch the model is scored, the solve stops once the "
+                      "score has not improved for --patience epochs, and the best epoch's model is saved (status "
+                      "stopped_by_callback) (default: none)"))
       ->type_name("FILE");
   app.add_option("--init", args.init_file,
                  wrap("start the fit from MODEL (native or LIBLINEAR format) instead of W = 0: a warm start, e.g. a "
@@ -506,6 +638,15 @@ int main(int argc, char** argv) {
                       "bias feature or intercept only with --bias or --intercept; features beyond the data are "
                       "dropped (default: none)"))
       ->type_name("MODEL");
+  app.add_option("--cv", args.cv,
+                            wrap("K-fold cross-validation (LIBLINEAR's -v): stratified folds drawn with --seed, each "
+                                 "scored (accuracy, or precision@1 for multilabel data) by the model fitted on the "
+                                 "other K-1; prints each fold's score and their mean. With --path or --lambda-grid "
+                                 "it chooses lambda (the best mean, ties to the larger lambda). MODEL is then fitted "
+                                 "on all the data, at the chosen lambda; an integer >= 2 (default: none)"))
+                 ->type_name("K")
+                 ->check(integer_at_least(2))
+                 ->excludes(heldout);
   app.add_option_function<int>(
          "--patience", [&](int v) { args.patience = v; },
          wrap("epochs without improvement on --heldout before the solve stops, an integer >= 1 (default 3)"))
@@ -513,10 +654,11 @@ int main(int argc, char** argv) {
       ->check(integer_at_least(1));
   auto* lambda_grid =
       app.add_option("--lambda-grid", args.lambda_grid,
-                     wrap("with --heldout, PD-Sparse's choice of lambda: fit each lambda of the comma-separated list "
-                          "(numbers >= 0) with the held-out early stop, print one line per lambda, and save the "
-                          "model of the best held-out score (ties: the fewer nonzero weights); only that model is "
-                          "scored on --test (default: none)"))
+                     wrap("with --heldout or --cv: choose lambda from the comma-separated list (numbers >= 0), fitted "
+                          "from the largest down, each warm-started from the previous; print one line per lambda "
+                          "and save the model of the best held-out or cross-validated score; only that model is "
+                          "scored on --test. With fcbcfw's held-out early stop, PD-Sparse's choice: ties go to the "
+                          "fewer nonzero weights (default: none)"))
           ->type_name("X,Y,...")
           ->delimiter(',')
           ->check(real_at_least(0))
@@ -524,8 +666,9 @@ int main(int argc, char** argv) {
   app.add_option("--path", args.path,
                  wrap("solve a regularisation path instead of one lambda: N values from lambda_max (where W = 0 "
                       "becomes optimal) down to lambda_max*RATIO, log-spaced, each warm-started from the previous; "
-                      "prints one line per lambda; MODEL receives the last model; N = 1 solves at "
-                      "lambda_max*RATIO only (default: off; RATIO default 0.01)"))
+                      "prints one line per lambda; N = 1 solves at lambda_max*RATIO only. MODEL receives the "
+                      "last model, or with --heldout or --cv the model of the lambda they choose; --test scores "
+                      "that model only (default: off; RATIO default 0.01)"))
       ->type_name("N[:RATIO]")
       ->excludes(lambda)
       ->excludes(lambda_grid)
@@ -575,19 +718,19 @@ int main(int argc, char** argv) {
     only_for("--stages", args.fit.stages.has_value());
     only_for("--features", !args.fit.features.empty());
     only_for("--calibrate", args.fit.calibrate);
-    if (args.patience && args.heldout_file.empty()) throw UsageError("--patience: applies with --heldout only");
-    if (!args.lambda_grid.empty() && args.heldout_file.empty())
-      throw UsageError("--lambda-grid: lambda is chosen by the held-out score; give --heldout FILE");
-    if (!args.heldout_file.empty()) {
-      if (spec.writes_staged(args.fit) || spec.heldout_fit<double>(args.fit.loss, args.fit.penalty) == nullptr) {
-        std::string takers;
-        for (const auto& s : Registry::solvers())
-          if (!s.heldout_double.empty()) takers += (takers.empty() ? "" : ", ") + s.name;
-        throw UsageError("--heldout: applies to --solver " + takers + " only (its fit returns the best held-out "
-                         "model), not " + spec.name);
-      }
-      if (!args.path.empty()) throw UsageError("--heldout: cannot be combined with --path");
+    const bool early_stop = spec.heldout_fit<double>(args.fit.loss, args.fit.penalty) != nullptr;
+    if (args.patience && (args.heldout_file.empty() || !early_stop)) {
+      std::string takers;
+      for (const auto& s : Registry::solvers())
+        if (!s.heldout_double.empty()) takers += (takers.empty() ? "" : ", ") + s.name;
+      throw UsageError("--patience: applies to the held-out early stop of --solver " + takers + " with --heldout");
     }
+    if (!args.lambda_grid.empty() && args.heldout_file.empty() && args.cv == 0)
+      throw UsageError("--lambda-grid: lambda is chosen on held-out data; give --heldout FILE or --cv K");
+    if (args.cv > 0 && !args.init_file.empty())
+      throw UsageError("--cv: the folds are fitted from W = 0; drop --init");
+    if (!args.heldout_file.empty() && spec.writes_staged(args.fit))
+      throw UsageError("--heldout: --solver " + spec.name + " writes a staged model, which is fitted once; use --cv K");
     if (spec.writes_staged(args.fit)) {
       // A staged model has its own file format and no λ.
       if (!args.path.empty()) throw UsageError("--path: --solver " + spec.name + " has no lambda to vary");

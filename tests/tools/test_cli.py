@@ -184,10 +184,10 @@ if "sdm" in registered:
             train_file, model], 1, [r"--intercept", r"--bias"], "fcbcfw with --intercept")
     expect([a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1l2", "--mu", "1",
             train_file, model], 1, [r"fcbcfw", r"accepts", r"l1\|none"], "fcbcfw with l1l2")
-    # --heldout (PD-Sparse's -h): fcbcfw only, not with --path; --patience needs it and is >= 1.
+    # --heldout's early stop (PD-Sparse's -h) is fcbcfw's; --patience needs it and is >= 1.
     fc = [a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1", "--mu", "1e-3"]
-    expect([a.train, "--solver", smooth_default, "--heldout", test_file, train_file, model], 1,
-           [r"--heldout", r"fcbcfw", smooth_default], "--heldout with a solver that cannot return the best model")
+    expect([a.train, "--solver", smooth_default, "--heldout", test_file, "--patience", "2", train_file, model], 1,
+           [r"--patience", r"fcbcfw"], "--patience with a solver without the early stop")
     expect([*fc, "--patience", "2", train_file, model], 1, [r"--patience", r"--heldout"], "--patience alone")
     expect([*fc, "--heldout", test_file, "--patience", "0", train_file, model], 1, [r"--patience", r">= 1"],
            "--patience 0")

@@ -156,6 +156,58 @@ exits([a.train, "--init", path("fista.model"), other_labels, path("x.model")], 1
 exits([a.train, "--init", path("fista.model"), "--path", "3", train_file, path("x.model")], 1, r"--init",
       "--init with --path")
 
+# --- --cv K: stratified folds, reproducible with --seed; lambda chosen on the folds -------------------
+cv = ["--json", "--cv", "5", "--seed", "7", "--lambda", "0.01", "--tol", "1e-4"]
+rc, first, err = run_json([a.train] + cv + [train_file, path("cv.model")])
+rc2, again, err2 = run_json([a.train] + cv + [train_file, path("cv2.model")])
+rc3, other, err3 = run_json([a.train] + cv[:4] + ["8"] + cv[5:] + [train_file, path("cv3.model")])
+t.check(rc == rc2 == rc3 == 0 and first and again and other, "--cv 5 exits 0", err + err2 + err3)
+if first and again and other:
+    folds = first.get("cv_folds", [])
+    t.check(len(folds) == 5 and all(0.8 < f <= 1 for f in folds), "--cv 5: five plausible fold accuracies", str(folds))
+    # Folds of 400 samples each (2000 = 5 x 400): the mean is their plain mean.
+    t.check(abs(first["cv_accuracy"] - sum(folds) / 5) < 1e-12, "--cv: the mean of the folds", str(first))
+    t.check(first["cv_folds"] == again["cv_folds"], "--cv: the same folds and scores for the same --seed")
+    t.check(first["cv_folds"] != other["cv_folds"], "--cv: other folds for another --seed")
+rc, plain, err = run_json([a.train, "--json", "--seed", "7", "--lambda", "0.01", "--tol", "1e-4", train_file,
+                           path("plain.model")])
+if first and plain:
+    t.check(first["objective"] == plain["objective"], "--cv: MODEL is the plain fit on all the data", f"{first} {plain}")
+
+# lambda chosen on the folds, and on a held-out file, for a solver without the early stop
+choose = ["--json", "--solver", "fista", "--path", "4:0.01", "--tol", "1e-4", "--test", test_file]
+rc, by_cv, err = run_json([a.train] + choose + ["--cv", "3", train_file, path("cv-path.model")])
+t.check(rc == 0 and by_cv is not None, "--cv 3 --path 4 exits 0", err)
+if by_cv:
+    grid = by_cv.get("grid", [])
+    means = [p.get("cv_accuracy") for p in grid]
+    t.check(len(grid) == 4 and all(isinstance(m, float) for m in means), "--cv --path: a score per lambda", str(grid))
+    if len(grid) == 4:
+        best = max(range(4), key=lambda k: (means[k], -k))
+        t.check(by_cv["lambda"] == grid[best]["lambda"], "--cv --path: the saved model is at the best mean score",
+                f"lambda {by_cv['lambda']}, scores {means}")
+        rc, refit, err = run_json([a.train, "--json", "--solver", "fista", "--tol", "1e-4", "--lambda",
+                                   repr(by_cv["lambda"]), train_file, path("refit.model")])
+        t.check(refit is not None and refit["objective"] == by_cv["objective"],
+                "--cv --path: the saved model equals a plain fit at the chosen lambda",
+                f"{by_cv['objective']} vs {refit and refit['objective']}")
+    t.check(isinstance(by_cv.get("test_accuracy"), float) and all("test_accuracy" not in p for p in grid),
+            "--cv --path: only the chosen model is scored on --test")
+rc, by_heldout, err = run_json([a.train] + choose + ["--heldout", test_file, train_file, path("ho-path.model")])
+t.check(rc == 0 and by_heldout is not None, "--heldout --path 4 (fista) exits 0", err)
+if by_heldout:
+    grid = by_heldout.get("grid", [])
+    scores = [p.get("heldout_accuracy") for p in grid]
+    t.check(len(grid) == 4 and by_heldout["heldout_accuracy"] == max(scores) and
+            by_heldout["lambda"] == grid[scores.index(max(scores))]["lambda"],
+            "--heldout --path: the saved model has the best held-out score", str(scores))
+exits([a.train, "--cv", "5", "--heldout", test_file, train_file, path("x.model")], 1, r"--cv|--heldout",
+      "--cv with --heldout")
+exits([a.train, "--cv", "1", train_file, path("x.model")], 1, r"--cv.*>= 2", "--cv 1")
+exits([a.train, "--cv", "3", zero, path("x.model"), "--zero-based"], 1, r"--cv: 3 folds for the 2 samples", "--cv 3 on 2 samples")
+exits([a.train, "--lambda-grid", "0.1,0.01", train_file, path("x.model")], 1, r"--lambda-grid.*--heldout.*--cv",
+      "--lambda-grid without held-out data")
+
 # --- predict --proba / --scores: LIBLINEAR's -b 1 layout ---------------------------------------------
 rc, _, err = run([a.train, "--loss", "logistic", "--lambda", "1e-3", train_file, path("logistic.model")])
 t.check(rc == 0, "a logistic model", err)

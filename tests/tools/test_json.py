@@ -100,7 +100,8 @@ if obj and isinstance(obj.get("path"), list):
     path = obj["path"]
     t.check(len(path) == 4, "--path 4: four points", str(len(path)))
     for p in path:
-        check_fields(p, dict(TRAIN_FIELDS, test_accuracy=float), "--path point")
+        check_fields(p, TRAIN_FIELDS, "--path point")
+        t.check("test_accuracy" not in p, "--path point: not scored on --test (only the saved model is)", str(p))
         t.check(p.get("status") == "converged", f"--path point lambda {p.get('lambda')}: converged", p.get("status"))
         check_certificate(t, p, f"--path point lambda {p.get('lambda')}", 1e-4)
     lams = [p["lambda"] for p in path]
@@ -110,6 +111,7 @@ if obj and isinstance(obj.get("path"), list):
     t.check(path[0]["nnz_rows"] == 0, "--path: W = 0 at lambda_max", str(path[0]))
     t.check(path[-1]["nnz_rows"] > 0, "--path: rows enter as lambda decreases")
     t.check(obj["lambda"] == lams[-1], "--path: the top-level object is the last point")
+    t.check(isinstance(obj.get("test_accuracy"), float), "--path: the saved (last) model scored on --test", str(obj))
 else:
     t.check(False, "train --json --path has a 'path' array", repr(obj)[:300])
 
@@ -141,7 +143,8 @@ check_fields(obj, dict(TRAIN_FIELDS, heldout_accuracy=float, heldout_samples=int
                        grid=list), "train --json --lambda-grid")
 if obj and isinstance(obj.get("grid"), list):
     points = obj["grid"]
-    t.check([p["lambda"] for p in points] == grid, "--lambda-grid: one point per lambda, in order", str(points))
+    t.check([p["lambda"] for p in points] == sorted(grid, reverse=True), "--lambda-grid: one point per lambda, largest first",
+            str(points))
     for p in points:
         check_fields(p, dict(TRAIN_FIELDS, heldout_accuracy=float, heldout_samples=int), "--lambda-grid point")
         check_certificate(t, p, f"--lambda-grid point lambda {p.get('lambda')}")
