@@ -247,7 +247,10 @@ LinearModel<Scalar> load_model(const std::string& path) {
 template <class Scalar>
 void save_model(const LinearModel<Scalar>& model, const std::string& path, const std::string& format) {
   try {
-    if (format == "liblinear")
+    if (path == "-") {  // stdout
+      std::cout << (format == "liblinear" ? io::format_liblinear_model(model) : io::format_model(model)) << std::flush;
+      if (!std::cout) throw InputError("<stdout>: write error");
+    } else if (format == "liblinear")
       io::save_liblinear_model(model, path);
     else
       io::save_model(model, path);

@@ -229,6 +229,7 @@ int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data,
                  Progress& progress) {
   const StagedFitFunction<Scalar> fit = spec.staged_fit<Scalar>(args.fit.loss, args.fit.penalty);
   ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
+  std::ostream& report = args.model_file == "-" ? std::cerr : std::cout;  // stdout carries MODEL '-'
   std::optional<CvScore> cv_score;
   if (args.cv > 0) {  // K-fold cross-validation (LIBLINEAR's -v), then the fit on all the data
     const std::vector<int> fold = stratified_folds(data.labels().view(), args.cv, args.fit.seed.value_or(1));
@@ -248,10 +249,10 @@ int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data,
       out["cv_" + score_name] = cv_score->mean();
       out["cv_folds"] = cv_score->folds;
     }
-    std::cout << out.dump() << std::endl;
+    std::cout << out.dump() << std::endl;  // --json: MODEL is a file
   } else {
-    if (cv_score) std::cout << cv_score->describe(score_name) << '\n';
-    print_staged_summary(std::cout, result, args.fit, args.tol, score);
+    if (cv_score) report << cv_score->describe(score_name) << '\n';
+    print_staged_summary(report, result, args.fit, args.tol, score);
   }
   if (result.info.status == Status::numerical_issue)
     throw NumericalError("the solver stopped on non-finite values (status numerical_issue); the model was not saved");
@@ -263,6 +264,7 @@ int train_staged(TrainArgs& args, const SolverSpec& spec, Dataset<Scalar>& data,
 template <class Scalar>
 int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathSpec>& path) {
   Progress progress(args.quiet ? Verbosity::quiet : args.verbose ? Verbosity::verbose : Verbosity::normal, std::cerr);
+  std::ostream& report = args.model_file == "-" ? std::cerr : std::cout;  // stdout carries MODEL '-'
   Dataset<Scalar> data = read_dataset<Scalar>(
       args.train_file, {.zero_based = args.zero_based, .multilabel = args.multilabel, .progress = &progress});
   if (args.C) set_from_C(args, data.n_samples());
@@ -344,7 +346,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
   if (path) {
     lambda_max = compute_lambda_max(data, args.fit);
     candidates = lambda_grid(*lambda_max, path->points, path->ratio);
-    if (!args.json) std::cout << "# lambda_max " << *lambda_max << "\n";
+    if (!args.json) report << "# lambda_max " << *lambda_max << "\n";
   }
   std::sort(candidates.begin(), candidates.end(), std::greater<>());
   const bool early_stop = heldout && spec.heldout_fit<Scalar>(args.fit.loss, args.fit.penalty) != nullptr;
@@ -383,7 +385,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
         args.fit.lambda = lambda;
         auto [next, h] = fit_and_score();
         grid_points.push_back(fit_json(next, args.fit, args.tol, std::nullopt, h));
-        if (!args.json) print_grid_line(std::cout, next, lambda, "held-out " + describe(h));
+        if (!args.json) print_grid_line(report, next, lambda, "held-out " + describe(h));
         if (next.info.status == Status::numerical_issue) continue;
         if (!result || h.accuracy() > heldout_score->accuracy() ||
             (h.accuracy() == heldout_score->accuracy() && next.info.nnz < result->info.nnz)) {
@@ -404,7 +406,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
       FitSettings at = args.fit;
       at.lambda = lambda;
       grid_points.push_back(fit_json(next, at, args.tol, std::nullopt, h));
-      if (!args.json) print_grid_line(std::cout, next, lambda, "held-out " + describe(h));
+      if (!args.json) print_grid_line(report, next, lambda, "held-out " + describe(h));
       if (next.info.status != Status::numerical_issue && primary_score(h) > best) {
         best = primary_score(h);
         heldout_score = h;
@@ -428,7 +430,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
     for (std::size_t k = 0; k < candidates.size(); ++k) {
       grid_points.push_back(nlohmann::json{{"lambda", candidates[k]}, {"cv_" + score_name, scores[k].mean()},
                                            {"cv_folds", scores[k].folds}});
-      if (!args.json) std::cout << std::setprecision(6) << "lambda " << candidates[k] << "  " << scores[k].describe(score_name) << '\n';
+      if (!args.json) report << std::setprecision(6) << "lambda " << candidates[k] << "  " << scores[k].describe(score_name) << '\n';
       if (scores[k].mean() > scores[chosen].mean()) chosen = k;
     }
     args.fit.lambda = candidates[chosen];
@@ -441,7 +443,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
       FitSettings at = args.fit;
       at.lambda = lambda;
       grid_points.push_back(fit_json(next, at, args.tol, std::nullopt));
-      if (!args.json) print_path_line(std::cout, next, lambda);
+      if (!args.json) print_path_line(report, next, lambda);
       args.fit.lambda = lambda;
       result = std::move(next);
     });
@@ -469,17 +471,17 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
     }
     if (!args.json) {
       if (!candidates.empty() && (heldout || args.cv > 0))
-        std::cout << "# chosen lambda " << args.fit.lambda << " (best " << (heldout ? "held-out" : "cross-validated")
+        report << "# chosen lambda " << args.fit.lambda << " (best " << (heldout ? "held-out" : "cross-validated")
                   << " score)\n";
-      if (cv_score) std::cout << cv_score->describe(score_name) << '\n';
-      if (!path || heldout || args.cv > 0) print_summary(std::cout, *result, args.fit, args.tol, score, heldout_score);
-      else if (score) std::cout << "test (last lambda) " << describe(*score) << '\n';
+      if (cv_score) report << cv_score->describe(score_name) << '\n';
+      if (!path || heldout || args.cv > 0) print_summary(report, *result, args.fit, args.tol, score, heldout_score);
+      else if (score) report << "test (last lambda) " << describe(*score) << '\n';
     }
     if (path && !heldout && args.cv == 0) out["path"] = grid_points;
     else if (!grid_points.empty()) out["grid"] = grid_points;
     if (lambda_max) out["lambda_max"] = *lambda_max;
   }
-  if (args.json) std::cout << out.dump() << std::endl;
+  if (args.json) std::cout << out.dump() << std::endl;  // --json: MODEL is a file
   if (result->info.status == Status::numerical_issue)
     throw NumericalError("the solver stopped on non-finite values (status numerical_issue); the model was not saved");
   save_model(result->model, args.model_file, args.model_format);
@@ -500,7 +502,9 @@ int main(int argc, char** argv) {
       "sparsemc-train"};
   app.get_formatter()->column_width(34);
   app.add_option("TRAIN", args.train_file, wrap("training data file"))->required();
-  app.add_option("MODEL", args.model_file, wrap("where the model is written"))->required();
+  app.add_option("MODEL", args.model_file,
+                 wrap("where the model is written; '-' writes it to stdout (the report then goes to stderr)"))
+      ->required();
   app.add_option("--loss", args.fit.loss,
                  wrap("loss l of (1) (default squared-hinge): squared-hinge (Weston-Watkins), ovr-squared-hinge "
                       "(one-vs-rest), crammer-singer (multilabel: separation ranking), logistic (multinomial), "
@@ -757,9 +761,12 @@ int main(int argc, char** argv) {
     if (path && !loss_is_smooth(args.fit.loss))
       throw UsageError("--path: lambda_max is computed for smooth losses only (" + join(smooth_losses()) +
                        "); --loss " + args.fit.loss + " is not smooth");
+    if (args.model_file == "-" && args.json)
+      throw UsageError("--json: MODEL '-' writes the model to stdout, where the JSON report would go too; give MODEL "
+                       "a file name");
     // MODEL is written atomically at the end; fail now, not after a long solve, when it cannot be.
     try {
-      sparsemc::io::check_writable(args.model_file);
+      if (args.model_file != "-") sparsemc::io::check_writable(args.model_file);
     } catch (const std::runtime_error& e) {
       throw InputError(e.what());
     }

@@ -48,7 +48,13 @@ StagedModel<Scalar> load_staged(const std::string& path) {
 template <class Scalar>
 void save_staged(const StagedModel<Scalar>& model, const std::string& path) {
   try {
-    io::save_staged_model(model, path);
+    if (path == "-") {  // stdout
+      io::save_staged_model(model, std::cout);
+      std::cout.flush();
+      if (!std::cout) throw InputError("<stdout>: write error");
+    } else {
+      io::save_staged_model(model, path);
+    }
   } catch (const std::runtime_error& e) {
     throw InputError(e.what());
   }

@@ -208,6 +208,16 @@ exits([a.train, "--cv", "3", zero, path("x.model"), "--zero-based"], 1, r"--cv: 
 exits([a.train, "--lambda-grid", "0.1,0.01", train_file, path("x.model")], 1, r"--lambda-grid.*--heldout.*--cv",
       "--lambda-grid without held-out data")
 
+# --- MODEL '-': the model on stdout, the report on stderr; --json cannot share stdout with it ---------
+rc, out, err = run([a.train, "--max-epochs", "5", train_file, "-"])
+t.check(rc == 0 and out.startswith("sparsemc-model ") and "status max_iter" in err and "duality gap" not in out,
+        "MODEL '-': the model on stdout, the report on stderr", f"stdout {out[:80]!r} stderr {err[:200]!r}")
+with open(path("stdout.model"), "w") as f:
+    f.write(out)
+rc, out, err = run([a.predict, test_file, path("stdout.model")])
+t.check(rc == 0 and "accuracy" in out, "MODEL '-': the model written to stdout predicts", err)
+exits([a.train, "--json", train_file, "-"], 1, r"--json: MODEL '-'", "--json with MODEL '-'")
+
 # --- predict --proba / --scores: LIBLINEAR's -b 1 layout ---------------------------------------------
 rc, _, err = run([a.train, "--loss", "logistic", "--lambda", "1e-3", train_file, path("logistic.model")])
 t.check(rc == 0, "a logistic model", err)
