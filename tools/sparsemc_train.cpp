@@ -343,10 +343,14 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
   // The lambdas to choose from: --path's grid from lambda_max, or --lambda-grid, largest first.
   std::vector<double> candidates = args.lambda_grid;
   std::optional<double> lambda_max;
+  // Smooth losses start at λ_max exactly; Crammer–Singer at a λ_start >= λ_max (objective.hpp).
+  const bool exact_lambda_max = loss_is_smooth(args.fit.loss);
   if (path) {
     lambda_max = compute_lambda_max(data, args.fit);
     candidates = lambda_grid(*lambda_max, path->points, path->ratio);
-    if (!args.json) report << "# lambda_max " << *lambda_max << "\n";
+    if (!args.json)
+      report << (exact_lambda_max ? "# lambda_max " : "# lambda_start (W = 0 optimal; >= lambda_max) ") << *lambda_max
+             << "\n";
   }
   std::sort(candidates.begin(), candidates.end(), std::greater<>());
   const bool early_stop = heldout && spec.heldout_fit<Scalar>(args.fit.loss, args.fit.penalty) != nullptr;
@@ -479,7 +483,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
     }
     if (path && !heldout && args.cv == 0) out["path"] = grid_points;
     else if (!grid_points.empty()) out["grid"] = grid_points;
-    if (lambda_max) out["lambda_max"] = *lambda_max;
+    if (lambda_max) out[exact_lambda_max ? "lambda_max" : "lambda_start"] = *lambda_max;
   }
   if (args.json) std::cout << out.dump() << std::endl;  // --json: MODEL is a file
   if (result->info.status == Status::numerical_issue)
@@ -669,7 +673,8 @@ int main(int argc, char** argv) {
           ->excludes(lambda);
   app.add_option("--path", args.path,
                  wrap("solve a regularisation path instead of one lambda: N values from lambda_max (where W = 0 "
-                      "becomes optimal) down to lambda_max*RATIO, log-spaced, each warm-started from the previous; "
+                      "becomes optimal; for crammer-singer lambda_start >= lambda_max, where W = 0 is proven "
+                      "optimal, reported as lambda_start) down to lambda_max*RATIO, log-spaced, each warm-started from the previous; "
                       "prints one line per lambda; N = 1 solves at lambda_max*RATIO only. MODEL receives the "
                       "last model, or with --heldout or --cv the model of the lambda they choose; --test scores "
                       "that model only (default: off; RATIO default 0.01)"))
@@ -758,9 +763,9 @@ int main(int argc, char** argv) {
     if (path && args.fit.penalty == sparsemc::NoPenalty::name)
       throw UsageError("--path: --penalty none has no lambda to vary; choose --penalty " +
                        join(names_of(AllPenalties{})));
-    if (path && !loss_is_smooth(args.fit.loss))
-      throw UsageError("--path: lambda_max is computed for smooth losses only (" + join(smooth_losses()) +
-                       "); --loss " + args.fit.loss + " is not smooth");
+    if (path && args.fit.loss == sparsemc::CrammerSinger::name && args.fit.fit_intercept)
+      throw UsageError("--path: with --loss crammer-singer the path starts where W = 0 is optimal without an "
+                       "intercept; drop --intercept (or use --bias B)");
     if (args.model_file == "-" && args.json)
       throw UsageError("--json: MODEL '-' writes the model to stdout, where the JSON report would go too; give MODEL "
                        "a file name");

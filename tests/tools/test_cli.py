@@ -207,8 +207,8 @@ if "sdm" in registered:
            "malformed held-out file")
 expect([a.train, "--loss", "crammer-singer", "--penalty", "l1l2", train_file, model], 1 if "fbpd" not in registered else 0,
        [r"--solver auto", r"crammer-singer"] if "fbpd" not in registered else [], "auto with no accepting solver")
-expect([a.train, "--path", "3", "--loss", "crammer-singer", "--penalty", "l1", "--mu", "1", train_file, model], 1,
-       [r"--path", r"smooth"], "--path with a nonsmooth loss")
+expect([a.train, "--path", "3", "--loss", "crammer-singer", "--penalty", "l1", "--mu", "1", "--intercept", train_file,
+        model], 1, [r"--path", r"--intercept"], "--path with crammer-singer and --intercept")
 
 # --- 2: bad input, file:line:column: what ----------------------------------------------------------
 bad = os.path.join(a.work, "bad.svm")

@@ -208,6 +208,22 @@ exits([a.train, "--cv", "3", zero, path("x.model"), "--zero-based"], 1, r"--cv: 
 exits([a.train, "--lambda-grid", "0.1,0.01", train_file, path("x.model")], 1, r"--lambda-grid.*--heldout.*--cv",
       "--lambda-grid without held-out data")
 
+# --- --path for Crammer-Singer: it starts at lambda_start, where W = 0 is proven optimal ----------------
+rc, cs, err = run_json([a.train, "--json", "--loss", "crammer-singer", "--penalty", "l1", "--mu", "1e-3", "--path",
+                        "4:0.05", train_file, path("cs-path.model")])
+t.check(rc == 0 and cs is not None, "--path with crammer-singer exits 0", err)
+if cs:
+    points = cs.get("path", [])
+    t.check(isinstance(cs.get("lambda_start"), float) and "lambda_max" not in cs,
+            "--path crammer-singer: reports lambda_start (an upper bound on lambda_max)", str(cs)[:300])
+    # W = 0 is optimal at lambda_start: F* = F(0) = 1 (every margin violated by 1), and the first
+    # point's F is within its certified gap of it (the solver may keep entries of ~1e-7).
+    first = points[0] if points else {}
+    t.check(len(points) == 4 and first["status"] == "converged" and
+            abs(first["objective"] - 1) <= first["duality_gap"] + 1e-12 and points[-1]["nnz_rows"] > 10,
+            "--path crammer-singer: F(0) optimal at lambda_start, rows enter below",
+            str([(p["lambda"], p["objective"], p["duality_gap"], p["nnz_rows"], p["status"]) for p in points]))
+
 # --- MODEL '-': the model on stdout, the report on stderr; --json cannot share stdout with it ---------
 rc, out, err = run([a.train, "--max-epochs", "5", train_file, "-"])
 t.check(rc == 0 and out.startswith("sparsemc-model ") and "status max_iter" in err and "duality gap" not in out,

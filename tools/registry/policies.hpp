@@ -81,14 +81,6 @@ inline bool loss_is_smooth(std::string_view loss) {
   return smooth;
 }
 
-/// The names of the smooth losses.
-inline std::vector<std::string> smooth_losses() {
-  std::vector<std::string> out;
-  for (const auto& name : names_of(AllLosses{}))
-    if (loss_is_smooth(name)) out.push_back(name);
-  return out;
-}
-
 /// The names of the losses defined for multilabel data.
 inline std::vector<std::string> multilabel_losses() {
   std::vector<std::string> out;

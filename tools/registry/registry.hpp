@@ -438,18 +438,20 @@ struct First<TypeList<T, Rest...>> {
 
 }  // namespace detail
 
-/// λ_max of (1) for the settings' smooth loss and penalty on the data (the smallest λ at which
-/// W = 0 is optimal; with --intercept, at the best intercept-only model): where a path starts.
+/// Where a path starts: λ_max of (1) for the settings' smooth loss and penalty on the data (the
+/// smallest λ at which W = 0 is optimal; with --intercept, at the best intercept-only model), and
+/// for Crammer–Singer (no intercept) the bound λ_start ≥ λ_max at which W = 0 is proven optimal.
 template <class Scalar>
 double compute_lambda_max(const Dataset<Scalar>& data, const FitSettings& s) {
   double out = 0.0;
   dispatch(AllLosses{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
-    if constexpr (SmoothLoss<Loss, Scalar>) {
-      Penalty penalty{};
-      penalty.lambda = 0.0;
-      penalty.mu = s.mu;
+    Penalty penalty{};
+    penalty.lambda = 0.0;
+    penalty.mu = s.mu;
+    if constexpr (SmoothLoss<Loss, Scalar>)
       out = lambda_max(Loss{}, penalty, data.template problem<Eigen::RowMajor>(), s.fit_intercept);
-    }
+    else if constexpr (std::is_same_v<Loss, CrammerSinger>)
+      out = crammer_singer_lambda_start(penalty, data.template problem<Eigen::RowMajor>());
   });
   return out;
 }

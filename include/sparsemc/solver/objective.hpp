@@ -411,6 +411,37 @@ double lambda_max(const Loss& loss, const Penalty& penalty, const Problem<Scalar
   return out;
 }
 
+/// Where a path of the Crammer–Singer loss can start: λ_start ≥ λ_max, a λ at which W = 0 is
+/// proven optimal. The loss has no gradient at W = 0 (every pair of a wrong class k ∉ y_i and a
+/// true class y ∈ y_i ties at margin 1), so λ_max = min over its subgradients g of max_j R°(g_j:),
+/// a linear program. One subgradient gives a bound: p_i uniform over the wrong classes and q_i
+/// uniform over the true ones,
+///
+///     g = (1/n) Σ_i c_i x_i (p_i − q_i)ᵀ,   λ_start = max_j R°(g_j:),
+///
+/// and 0 ∈ ∂L(0) + λ ∂R(0) through g for every λ ≥ λ_start. (A sample with no wrong or no true
+/// class has loss 0 at W = 0 and adds nothing.) Without intercept; allocates its work space.
+template <class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+  requires sparsemc::Penalty<Penalty, Scalar>
+double crammer_singer_lambda_start(const Penalty& penalty, const Problem<Scalar, Index, Order>& problem) {
+  const ClassIndex K = problem.n_classes();
+  const Index n = problem.n_samples();
+  ClassMatrix<Scalar> D = ClassMatrix<Scalar>::Zero(n, K), G;
+  for (Index i = 0; i < n; ++i) {
+    const auto truth = problem.y[static_cast<std::size_t>(i)];
+    const auto n_true = static_cast<ClassIndex>(truth.size());
+    if (n_true == 0 || n_true == K) continue;
+    const Scalar scale = problem.weight(i) / static_cast<Scalar>(n);
+    D.row(i).setConstant(scale / static_cast<Scalar>(K - n_true));
+    for (const ClassIndex y : truth) D(i, y) = -scale / static_cast<Scalar>(n_true);
+  }
+  weight_gradient(problem, D, G);
+  double out = 0.0;
+  for (Eigen::Index j = 0; j < G.rows(); ++j)
+    out = std::max(out, static_cast<double>(penalty.dual_norm(detail::const_row_span(G, j))));
+  return out;
+}
+
 // --- the data part of Lipschitz constants -------------------------------------------------------
 
 /// An estimate of ‖(1/n) X̃ᵀCX̃‖₂, C = diag(c_i), X̃ = [X 1] when `with_intercept` (else X), by
