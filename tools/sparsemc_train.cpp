@@ -454,10 +454,15 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
   } else {
     if (args.cv > 0) {
       // K-fold cross-validation at the one lambda (LIBLINEAR's -v), then the fit on all the data.
+      // The folds' training parts share (K−2)/(K−1) of their samples, so each fold starts from
+      // the previous fold's model: a warm start, each fit still certified on its own part.
       cv_score.emplace();
+      std::optional<LinearModel<Scalar>> warm;
       for (int f = 0; f < args.cv; ++f) {
         const auto [fold_train, fold_test] = split(f);
-        cv_score->add(score_model(fit(fold_train, args.fit, nullptr, callback).model, fold_test));
+        Result<Scalar> fold_fit = fit(fold_train, args.fit, warm ? &*warm : nullptr, callback);
+        cv_score->add(score_model(fold_fit.model, fold_test));
+        warm = std::move(fold_fit.model);
       }
     }
     result = fit(data, args.fit, initial ? &*initial : nullptr, callback);
