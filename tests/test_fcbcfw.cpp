@@ -911,6 +911,7 @@ TEST_CASE("sdm: agrees with fcbcfw at a tight tol, with sample costs and empty r
   CHECK(high - (r.info.objective - r.info.duality_gap) >= -1e-12);  // D ≤ F*
   // μ-strong convexity: ‖W − W*‖² ≤ 2(F − F*)/μ for both solvers.
   const auto other = FCBCFW<CrammerSinger, NoPenalty>({}, {.mu = mu}, {.tol = 1e-10, .max_epochs = 200000}).fit(problem);
+  REQUIRE(other.info.status == Status::converged);
   const double bound = std::sqrt(2 * (r.info.duality_gap + other.info.duality_gap) / mu);
   CHECK((r.model.dense() - other.model.dense()).norm() <= bound + 1e-9);
 }

@@ -45,6 +45,8 @@ TEST_CASE("scd / scd-ls: OvrSquaredHinge + L1 on dna agrees with fista and bcd-l
   const auto s2 = scd_ls.fit(csc);
   INFO("fista " << f.info.objective << "  bcd-ls " << c.info.objective << "  scd " << s1.info.objective << "  scd-ls "
                 << s2.info.objective);
+  REQUIRE(f.info.status == Status::converged);  // the references are certified at 1e-8
+  REQUIRE(c.info.status == Status::converged);
   CHECK(s1.info.status == Status::converged);
   CHECK(s2.info.status == Status::converged);
   CHECK(rel(s1.info.objective, f.info.objective) <= 1e-6);

@@ -158,6 +158,23 @@ for loss, others in [("squared-hinge", set()), ("logistic", set()), ("ovr-square
     got = auto_choice("--loss", loss)
     allowed = {smooth_default} | (others & registered)
     t.check(got in allowed, f"auto picks one of {sorted(allowed)} for {loss}", got)
+# Every loss x penalty x mu = 0 / mu > 0: auto picks a solver of (1) that accepts the pair (the
+# table of --list-solvers, read independently of auto), or refuses naming what is registered.
+rc, table, err = run_json([a.train, "--list-solvers"])
+solvers = table["solvers"] if table else []
+for loss in sorted({x for s in solvers for x in s["losses"]}):
+    for penalty in sorted({x for s in solvers for x in s["penalties"]}):
+        for mu in ("0", "0.01"):
+            got = auto_choice("--loss", loss, "--penalty", penalty, "--mu", mu)
+            spec = next((s for s in solvers if s["name"] == got), None)
+            accepting = [s["name"] for s in solvers if loss in s["losses"] and penalty in s["penalties"]]
+            if spec is None:
+                t.check(got.startswith("exit 1") and "--solver auto" in got,
+                        f"auto for {loss} + {penalty}, mu {mu}: refused with the reason when it picks none", got)
+            else:
+                t.check(loss in spec["losses"] and penalty in spec["penalties"] and spec["certifies"],
+                        f"auto for {loss} + {penalty}, mu {mu}: {got} accepts it and solves (1)",
+                        f"{got} of {accepting}")
 if "fcbcfw" in registered:
     got = auto_choice("--loss", "crammer-singer", "--penalty", "l1", "--mu", "0.01")
     t.check(got == "fcbcfw", "auto picks fcbcfw for crammer-singer + l1 with mu > 0", got)
