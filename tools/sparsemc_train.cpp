@@ -306,7 +306,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
   if (spec.writes_staged(args.fit)) return train_staged(args, spec, data, test, progress);
 
   // The solvers see only the features that occur (hashed data: a few of 2^31 possible indices),
-  // so their memory follows the used features; finish() gives each model its indices back.
+  // so their memory follows the used features; expand() gives each model its indices back.
   const FeatureMap features = data.compact_features();
   if (heldout) heldout->apply_feature_map(features);
   if (initial) initial = restrict_features(*initial, features);
