@@ -164,6 +164,49 @@ TEMPLATE_TEST_CASE("a dataset converts to CSC once and combines sample and class
   REQUIRE(problem.weight(4) == Approx(6.0));
 }
 
+TEMPLATE_LIST_TEST_CASE("a borrowing dataset walks the caller's arrays and owns only what it converts", "[data]",
+                        ScalarIndexPairs) {
+  using Scalar = std::tuple_element_t<0, TestType>;
+  using Index = std::tuple_element_t<1, TestType>;
+  using Data = Dataset<Scalar, Index>;
+  auto A = random_csr<Scalar, Index>(7, 5, 0.5, 11);
+  A.prune([](Index, Index j, Scalar) { return j != 2; });  // feature 2 unused
+  A.makeCompressed();
+  const CscMatrix<Scalar, Index> B = A;  // the same X, column-major
+  auto y = LabelSets::multiclass(std::vector<ClassIndex>{0, 1, 2, 0, 1, 2, 0}, 3);
+  const LabelEncoder encoder({1, 2, 3});
+
+  // CSR arrays: csr() is them; csc() is converted once and equals B.
+  auto rows = Data::borrowing(CsrView<Scalar, Index>(A), y, encoder);
+  REQUIRE(rows.borrowed());
+  REQUIRE(rows.csr().values().data() == A.valuePtr());
+  REQUIRE(rows.n_samples() == 7);
+  REQUIRE(rows.n_features() == 5);
+  REQUIRE(rows.nnz() == A.nonZeros());
+  const auto csc = rows.csc();
+  REQUIRE(csc.values().data() == rows.csc().values().data());
+  REQUIRE(CscMatrix<Scalar, Index>(csc.eigen()).isApprox(B, Scalar(0)));
+
+  // CSC arrays: csc() is them; csr() is converted once and equals A.
+  auto columns = Data::borrowing(CscView<Scalar, Index>(B), y, encoder);
+  REQUIRE(columns.template problem<Eigen::ColMajor>().X.values().data() == B.valuePtr());
+  REQUIRE(CsrMatrix<Scalar, Index>(columns.csr().eigen()).isApprox(A, Scalar(0)));
+  REQUIRE(columns.nnz() == A.nonZeros());
+
+  // An in-place change (compacting the features) copies first: the caller's arrays stay as they were.
+  const std::vector<Scalar> before(A.valuePtr(), A.valuePtr() + A.nonZeros());
+  const FeatureMap map = rows.compact_features();
+  REQUIRE_FALSE(rows.borrowed());
+  REQUIRE(rows.csr().values().data() != A.valuePtr());
+  REQUIRE(std::equal(before.begin(), before.end(), A.valuePtr()));
+  REQUIRE(rows.n_features() == 4);
+  REQUIRE(map.n_used() == 4);
+
+  const auto too_few = LabelSets::multiclass(std::vector<ClassIndex>{0, 1}, 3);
+  const CsrView<Scalar, Index> view(A);
+  REQUIRE_THROWS_AS(Data::borrowing(view, too_few, encoder), std::invalid_argument);
+}
+
 TEMPLATE_TEST_CASE("a subset keeps its samples' rows, classes and costs, in the order asked", "[data]", float,
                    double) {
   auto A = random_csr<TestType, std::int32_t>(6, 4, 0.6, 5);

@@ -69,7 +69,7 @@ Dataset<Scalar> read_dataset(const std::string& path, const ReadSpec& spec) {
   try {
     Dataset<Scalar> data = io::read_libsvm<Scalar>(path, options);
     if (spec.progress != nullptr)
-      spec.progress->file_read(path, data.n_samples(), data.n_features(), data.matrix().nonZeros(), watch.seconds());
+      spec.progress->file_read(path, data.n_samples(), data.n_features(), data.nnz(), watch.seconds());
     return data;
   } catch (const io::ParseError& e) {
     // The commonest surprise with a file from elsewhere: indices from 0 (scikit-learn's
@@ -203,7 +203,7 @@ LinearModel<Scalar> align_initial_model(const LinearModel<Scalar>& model, const 
 template <class Scalar>
 Dataset<Scalar> append_bias(const Dataset<Scalar>& data, double bias) {
   using Index = std::int32_t;
-  const CsrMatrix<Scalar, Index>& X = data.matrix();
+  const auto X = data.matrix();
   const Index n = static_cast<Index>(X.rows());
   const Index d = static_cast<Index>(X.cols());
   std::vector<Index> outer(static_cast<std::size_t>(n) + 1), inner;
@@ -211,7 +211,7 @@ Dataset<Scalar> append_bias(const Dataset<Scalar>& data, double bias) {
   inner.reserve(static_cast<std::size_t>(X.nonZeros() + n));
   values.reserve(inner.capacity());
   for (Index i = 0; i < n; ++i) {
-    for (typename CsrMatrix<Scalar, Index>::InnerIterator it(X, i); it; ++it) {
+    for (typename std::remove_cvref_t<decltype(X)>::InnerIterator it(X, i); it; ++it) {
       inner.push_back(static_cast<Index>(it.col()));
       values.push_back(it.value());
     }

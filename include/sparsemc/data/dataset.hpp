@@ -1,17 +1,25 @@
 #pragma once
 /// \file dataset.hpp
-/// An owning training or test set: X as read (CSR), converted at most once to CSC when a
-/// column-wise solver asks for it; the class sets; the label table; optional sample weights
-/// and class weights, which combine into the costs c_i of objective (1).
+/// A training or test set: X as read (CSR), converted at most once to the other layout when a
+/// solver asks for it; the class sets; the label table; optional sample weights and class
+/// weights, which combine into the costs c_i of objective (1).
+///
+/// X is owned (read from a file, built by the caller) or borrowed (`Dataset::borrowing`: arrays
+/// somebody else owns, such as a scipy matrix's buffers, which must outlive the data set and
+/// are never copied; only the other layout, if a solver needs it, is built and owned).
 ///
 /// \code
 ///   auto data = sparsemc::io::read_libsvm<double>("dna.scale");
 ///   auto problem = data.problem<Eigen::ColMajor>();     // CSC, converted once, cached
 ///   auto result = solver.fit(problem);
+///   // over the caller's CSC arrays: a CSC solver walks them in place
+///   auto view = sparsemc::Dataset<double>::borrowing(sparsemc::CscView<double>(n, d, indptr, indices, values),
+///                                                    std::move(y), encoder);
 /// \endcode
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -44,10 +52,29 @@ class Dataset {
     swap(other);
     return *this;
   }
+  /// A data set over X that the caller owns and keeps alive (zero copy); y and the encoder as
+  /// in the owning constructor. The other layout is converted once, on first use.
+  template <int Order>
+  [[nodiscard]] static Dataset borrowing(SparseView<Scalar, Index, Order> X, LabelSets y, LabelEncoder encoder) {
+    if (static_cast<std::size_t>(X.rows()) != y.size())
+      throw std::invalid_argument("Dataset: X and y disagree on the number of samples");
+    Dataset out;
+    out.y_ = std::move(y);
+    out.encoder_ = std::move(encoder);
+    if constexpr (Order == Eigen::RowMajor)
+      out.borrowed_csr_ = X;
+    else
+      out.borrowed_csc_ = X, out.has_csr_ = false;
+    return out;
+  }
+
   void swap(Dataset& other) noexcept {
     X_csr_.swap(other.X_csr_);
     X_csc_.swap(other.X_csc_);
     std::swap(has_csc_, other.has_csc_);
+    std::swap(has_csr_, other.has_csr_);
+    std::swap(borrowed_csr_, other.borrowed_csr_);
+    std::swap(borrowed_csc_, other.borrowed_csc_);
     std::swap(y_, other.y_);
     std::swap(encoder_, other.encoder_);
     std::swap(sample_weights_, other.sample_weights_);
@@ -55,36 +82,49 @@ class Dataset {
     std::swap(costs_, other.costs_);
   }
 
-  [[nodiscard]] Index n_samples() const noexcept { return static_cast<Index>(X_csr_.rows()); }
-  [[nodiscard]] Index n_features() const noexcept { return static_cast<Index>(X_csr_.cols()); }
+  [[nodiscard]] Index n_samples() const noexcept { return any_view().rows(); }
+  [[nodiscard]] Index n_features() const noexcept { return any_view().cols(); }
   [[nodiscard]] ClassIndex n_classes() const noexcept { return y_.n_classes(); }
-  [[nodiscard]] Index nnz() const noexcept { return static_cast<Index>(X_csr_.nonZeros()); }
+  [[nodiscard]] Index nnz() const noexcept { return any_view().nnz(); }
+  /// True when X is the caller's (Dataset::borrowing).
+  [[nodiscard]] bool borrowed() const noexcept { return borrowed_csr_ || borrowed_csc_; }
 
-  /// X as read, row-major.
-  [[nodiscard]] CsrView<Scalar, Index> csr() const { return CsrView<Scalar, Index>(X_csr_); }
-  /// X column-major; the O(nnz) conversion happens on the first call only. Not thread-safe.
+  /// X row-major: as read or borrowed, or converted from a borrowed CSC on the first call only.
+  /// Not thread-safe.
+  [[nodiscard]] CsrView<Scalar, Index> csr() const {
+    if (borrowed_csr_) return *borrowed_csr_;
+    if (!has_csr_) {
+      X_csr_ = to_csr(*borrowed_csc_);
+      has_csr_ = true;
+    }
+    return CsrView<Scalar, Index>(X_csr_);
+  }
+  /// X row-major as an Eigen sparse matrix (a Map: of the owned storage or the borrowed arrays).
+  [[nodiscard]] Eigen::Map<const CsrMatrix<Scalar, Index>> matrix() const { return csr().eigen(); }
+  /// X column-major: borrowed, or converted on the first call only. Not thread-safe.
   [[nodiscard]] CscView<Scalar, Index> csc() const {
+    if (borrowed_csc_) return *borrowed_csc_;
     if (!has_csc_) {
       X_csc_ = to_csc(csr());
       has_csc_ = true;
     }
     return CscView<Scalar, Index>(X_csc_);
   }
-  [[nodiscard]] const CsrMatrix<Scalar, Index>& matrix() const noexcept { return X_csr_; }
 
   /// Renumbers the columns onto the features that occur (data/feature_map.hpp), in place, so
   /// that a solver's per-feature state follows the used features, not the largest index.
   /// Returns the map; `expand_features(model, map)` gives a model fitted here the original
-  /// indices. Costs O(nnz) and no copy of X.
+  /// indices. Costs O(nnz) and no copy of owned X; borrowed X is copied (only) when a column goes.
   FeatureMap compact_features() {
-    FeatureMap map = FeatureMap::used_by(X_csr_);
+    FeatureMap map = FeatureMap::used_by(matrix());
     apply_feature_map(map);
     return map;
   }
   /// Renumbers the columns with another set's map (held-out data with the training map);
   /// entries in features the map lacks are dropped.
   void apply_feature_map(const FeatureMap& map) {
-    if (map.identity() && map.n_features() == X_csr_.cols()) return;
+    if (map.identity() && map.n_features() == n_features()) return;
+    own();
     map.apply(X_csr_);
     X_csc_ = CscMatrix<Scalar, Index>();
     has_csc_ = false;
@@ -154,6 +194,30 @@ class Dataset {
   }
 
  private:
+  /// The shape and nnz of X, whichever layout holds it.
+  struct Shape {
+    Index rows_, cols_, nnz_;
+    [[nodiscard]] Index rows() const noexcept { return rows_; }
+    [[nodiscard]] Index cols() const noexcept { return cols_; }
+    [[nodiscard]] Index nnz() const noexcept { return nnz_; }
+  };
+  [[nodiscard]] Shape any_view() const noexcept {
+    if (borrowed_csr_) return {borrowed_csr_->rows(), borrowed_csr_->cols(), borrowed_csr_->nnz()};
+    if (borrowed_csc_) return {borrowed_csc_->rows(), borrowed_csc_->cols(), borrowed_csc_->nnz()};
+    return {static_cast<Index>(X_csr_.rows()), static_cast<Index>(X_csr_.cols()), static_cast<Index>(X_csr_.nonZeros())};
+  }
+  /// Makes X owned (a copy of borrowed arrays) before an in-place change.
+  void own() {
+    if (!borrowed()) return;
+    if (borrowed_csr_) X_csr_ = to_csr(*borrowed_csr_);
+    else if (!has_csr_) X_csr_ = to_csr(*borrowed_csc_);
+    X_csc_ = CscMatrix<Scalar, Index>();
+    has_csc_ = false;
+    has_csr_ = true;
+    borrowed_csr_.reset();
+    borrowed_csc_.reset();
+  }
+
   void update_costs() {
     const auto n = static_cast<std::size_t>(n_samples());
     if (!sample_weights_.empty() && sample_weights_.size() != n)
@@ -174,9 +238,12 @@ class Dataset {
     }
   }
 
-  CsrMatrix<Scalar, Index> X_csr_;
+  mutable CsrMatrix<Scalar, Index> X_csr_;  ///< valid unless X is borrowed (then when has_csr_)
   mutable CscMatrix<Scalar, Index> X_csc_;  ///< valid when has_csc_
   mutable bool has_csc_ = false;
+  mutable bool has_csr_ = true;             ///< false while a borrowed CSC has not been converted
+  std::optional<CsrView<Scalar, Index>> borrowed_csr_;
+  std::optional<CscView<Scalar, Index>> borrowed_csc_;
   LabelSets y_;
   LabelEncoder encoder_;
   std::vector<Scalar> sample_weights_;

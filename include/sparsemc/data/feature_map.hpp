@@ -35,8 +35,11 @@ class FeatureMap {
 
   /// The columns of X that hold at least one stored entry. Memory follows nnz(X): a bitmap of
   /// d bits when it is no larger than the entries' indices, else a sorted copy of them.
-  template <RealScalar Scalar, StorageIndex Index>
-  [[nodiscard]] static FeatureMap used_by(const CsrMatrix<Scalar, Index>& X) {
+  /// X: a compressed row-major Eigen sparse matrix, or a Map of one.
+  template <class RowMajorSparse>
+  [[nodiscard]] static FeatureMap used_by(const RowMajorSparse& X) {
+    static_assert(RowMajorSparse::IsRowMajor, "FeatureMap::used_by: X must be row-major (CSR)");
+    using Index = typename RowMajorSparse::StorageIndex;
     FeatureMap map;
     map.n_features_ = X.cols();
     const std::span<const Index> indices(X.innerIndexPtr(), static_cast<std::size_t>(X.nonZeros()));
