@@ -736,7 +736,7 @@ int main(int argc, char** argv) {
     if (args.patience && (args.heldout_file.empty() || !early_stop)) {
       std::string takers;
       for (const auto& s : Registry::solvers())
-        if (!s.heldout_double.empty()) takers += (takers.empty() ? "" : ", ") + s.name;
+        if (s.returns_heldout_best()) takers += (takers.empty() ? "" : ", ") + s.name;
       throw UsageError("--patience: applies to the held-out early stop of --solver " + takers + " with --heldout");
     }
     if (!args.lambda_grid.empty() && args.heldout_file.empty() && args.cv == 0)

@@ -91,8 +91,8 @@ StagedModel<Scalar> relabel(const StagedModel<Scalar>& model, const std::vector<
 }
 
 /// The random Fourier features of --features rff:D[:BANDWIDTH] for the data (seed: --seed, or 0).
-template <class Scalar>
-RandomFourierFeatures<Scalar> make_rff(const Dataset<Scalar>& data, const FeatureSpec& f, const FitSettings& s) {
+template <class Scalar, class Index>
+RandomFourierFeatures<Scalar> make_rff(const Dataset<Scalar, Index>& data, const FeatureSpec& f, const FitSettings& s) {
   const double sigma = f.bandwidth > 0 ? f.bandwidth : rff_default_bandwidth(data.csr().eigen());
   return RandomFourierFeatures<Scalar>(s.seed.value_or(0), data.n_features(), f.dim, sigma);
 }
@@ -177,8 +177,8 @@ struct GlsFamily {
     return f && f->kind == gls_tools::FeatureSpec::Kind::rff;
   }
   /// GLS on φ(X), D random Fourier features: one uncalibrated stage reading φ(x).
-  template <class Loss, class Penalty, class Scalar>
-  static StagedResult<Scalar> fit_staged(const Dataset<Scalar>& data, const FitSettings& s, ToolCallback& callback) {
+  template <class Loss, class Penalty, class Scalar, class Index>
+  static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
     std::string why;
     const auto f = *gls_tools::parse_features(s.features, why);
     const auto rff = gls_tools::make_rff(data, f, s);
@@ -216,8 +216,8 @@ struct GlsCalFamily {
   static int auto_priority(const FitSettings&) { return 0; }
   static std::string requirement(const FitSettings& s) { return GlsFamily::requirement(s); }
   static bool staged(const FitSettings&) { return true; }
-  template <class Loss, class Penalty, class Scalar>
-  static StagedResult<Scalar> fit_staged(const Dataset<Scalar>& data, const FitSettings& s, ToolCallback& callback) {
+  template <class Loss, class Penalty, class Scalar, class Index>
+  static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
     std::string why;
     const auto f = *gls_tools::parse_features(s.features, why);
     const auto solver = gls_tools::make_solver<CalibratedLS, Loss, GlsCalFamily>(s);
@@ -295,8 +295,8 @@ struct StagewiseFamily {
     return "";
   }
   static bool staged(const FitSettings&) { return true; }
-  template <class Loss, class Penalty, class Scalar>
-  static StagedResult<Scalar> fit_staged(const Dataset<Scalar>& data, const FitSettings& s, ToolCallback& callback) {
+  template <class Loss, class Penalty, class Scalar, class Index>
+  static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
     const auto solver = gls_tools::make_solver<Stagewise<Loss>, Loss, StagewiseFamily>(s);
     StagedResult<Scalar> r = solver.fit(data.template problem<Eigen::RowMajor>(), callback);
     r.model = gls_tools::relabel(r.model, data.encoder().labels());

@@ -7,7 +7,8 @@
 /// The library is all templates (`BlockCD<Loss, Penalty, StepRule>`); the tool gets strings
 /// from the command line. The registry is where the two meet: each family describes itself
 /// once as a small struct, and `make_spec` instantiates its fit for every accepted
-/// (loss, penalty) pair, in float and double, storing plain function pointers.
+/// (loss, penalty) pair, in float and double and for each of `RegisteredIndices`, storing plain
+/// function pointers. The Python package (python/src/core.cpp) runs the same table.
 ///
 /// Adding a solver family = one file `tools/registry/<family>.hpp` plus one `#include` line in
 /// `tools/registry/families.hpp`. The file looks like this (see fista.hpp for a real one):
@@ -41,7 +42,7 @@
 ///
 /// A family whose fit returns a `StagedModel` (model/staged_model.hpp: calibrated least squares,
 /// stagewise regression, or a fit on random Fourier features) also defines
-/// `fit_staged<Loss, Penalty, Scalar>(data, settings, callback)` returning a StagedResult and
+/// `fit_staged<Loss, Penalty, Scalar, Index>(data, settings, callback)` returning a StagedResult and
 /// `staged(settings)` saying when that fit is the one to run (always, for a family that sets
 /// `static constexpr bool staged_only = true` and has no linear fit); it lists the extra options
 /// it takes (`--block-size`, `--stages`, `--features`, `--calibrate`) in `extra_options`.
@@ -62,6 +63,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -110,27 +112,49 @@ struct ToolCallback {
 };
 
 /// A type-erased fit: (data, settings, optional warm start, callback) → Result.
-template <class Scalar>
-using FitFunction = Result<Scalar> (*)(const Dataset<Scalar>&, const FitSettings&, const LinearModel<Scalar>*,
+template <class Scalar, class Index = std::int32_t>
+using FitFunction = Result<Scalar> (*)(const Dataset<Scalar, Index>&, const FitSettings&, const LinearModel<Scalar>*,
                                        ToolCallback&);
 
 /// A type-erased fit with PD-Sparse's held-out early stop (-h/-e): after every epoch the model
 /// is scored on `heldout` (read with the training features and labels), the solve stops once
 /// the score has not improved for `patience` epochs, and the best epoch's model is returned.
 /// Registered only by families whose solver returns that model (`returns_heldout_best`).
-template <class Scalar>
-using HeldoutFitFunction = Result<Scalar> (*)(const Dataset<Scalar>&, const FitSettings&, const Dataset<Scalar>& heldout,
-                                              int patience, ToolCallback&);
+template <class Scalar, class Index = std::int32_t>
+using HeldoutFitFunction = Result<Scalar> (*)(const Dataset<Scalar, Index>&, const FitSettings&,
+                                              const Dataset<Scalar, Index>& heldout, int patience, ToolCallback&);
 
 /// A type-erased regularisation path for solvers that solve a whole λ grid in one call
 /// (`fit_path`, BlockCD's strong rules): (data, settings, λ grid, callback) → one Result per λ.
-template <class Scalar>
-using PathFunction = std::vector<Result<Scalar>> (*)(const Dataset<Scalar>&, const FitSettings&,
+template <class Scalar, class Index = std::int32_t>
+using PathFunction = std::vector<Result<Scalar>> (*)(const Dataset<Scalar, Index>&, const FitSettings&,
                                                      std::span<const double>, ToolCallback&);
 
 /// A type-erased fit whose model is a `StagedModel` (a chain of stages or random features).
-template <class Scalar>
-using StagedFitFunction = StagedResult<Scalar> (*)(const Dataset<Scalar>&, const FitSettings&, ToolCallback&);
+template <class Scalar, class Index = std::int32_t>
+using StagedFitFunction = StagedResult<Scalar> (*)(const Dataset<Scalar, Index>&, const FitSettings&, ToolCallback&);
+
+/// The index types of X every fit is instantiated for. The tools read files into 32-bit
+/// indices; the Python module (python/) defines SPARSEMC_REGISTRY_INT64 before including the
+/// families, so that scipy matrices with 64-bit indices reach the solvers without a copy too.
+#ifdef SPARSEMC_REGISTRY_INT64
+using RegisteredIndices = TypeList<std::int32_t, std::int64_t>;
+#else
+using RegisteredIndices = TypeList<std::int32_t>;
+#endif
+
+/// A solver's type-erased functions for one (Scalar, Index), keyed by (loss, penalty).
+template <class Scalar, class Index>
+struct FitTables {
+  using Key = std::pair<std::string, std::string>;
+  std::map<Key, FitFunction<Scalar, Index>> fit;
+  /// Families whose solver returns the held-out best model: the early-stopped fit.
+  std::map<Key, HeldoutFitFunction<Scalar, Index>> heldout;
+  /// Families whose solver has `fit_path`: the whole-grid path.
+  std::map<Key, PathFunction<Scalar, Index>> path;
+  /// Families with a staged fit.
+  std::map<Key, StagedFitFunction<Scalar, Index>> staged;
+};
 
 /// One registered solver.
 struct SolverSpec {
@@ -149,50 +173,54 @@ struct SolverSpec {
   std::optional<std::int64_t> default_max_epochs;  ///< its Options{}.max_epochs
   int (*auto_priority)(const FitSettings&) = nullptr;       ///< > 0: a candidate for auto
   std::string (*requirement)(const FitSettings&) = nullptr;  ///< "" when the settings suit it
-  std::map<std::pair<std::string, std::string>, FitFunction<float>> fit_float;
-  std::map<std::pair<std::string, std::string>, FitFunction<double>> fit_double;
-  /// Families whose solver returns the held-out best model: the early-stopped fit.
-  std::map<std::pair<std::string, std::string>, HeldoutFitFunction<float>> heldout_float;
-  std::map<std::pair<std::string, std::string>, HeldoutFitFunction<double>> heldout_double;
-  /// Families whose solver has `fit_path`: the whole-grid path, per (loss, penalty).
-  std::map<std::pair<std::string, std::string>, PathFunction<float>> path_float;
-  std::map<std::pair<std::string, std::string>, PathFunction<double>> path_double;
   /// Families with a staged fit: the settings under which it runs instead of the linear fit.
   bool (*staged)(const FitSettings&) = nullptr;
-  std::map<std::pair<std::string, std::string>, StagedFitFunction<float>> staged_float;
-  std::map<std::pair<std::string, std::string>, StagedFitFunction<double>> staged_double;
   /// The options beyond the common ones that it takes ("--block-size", "--features", …).
   std::vector<std::string> extra_options;
 
   [[nodiscard]] bool accepts(const std::string& loss, const std::string& penalty) const {
-    return fit_double.count({loss, penalty}) != 0 || staged_double.count({loss, penalty}) != 0;
+    const auto& t = tables<double, std::int32_t>();
+    return t.fit.count({loss, penalty}) != 0 || t.staged.count({loss, penalty}) != 0;
   }
   /// True when a fit with these settings returns a StagedModel (use staged_fit, not fit).
   [[nodiscard]] bool writes_staged(const FitSettings& s) const { return staged != nullptr && staged(s); }
+  /// True when the family returns the held-out best model (it registered `heldout_fit`).
+  [[nodiscard]] bool returns_heldout_best() const { return !tables<double, std::int32_t>().heldout.empty(); }
   /// True when it takes the extra option `flag` ("--stages").
   [[nodiscard]] bool takes(std::string_view flag) const {
     return std::find(extra_options.begin(), extra_options.end(), flag) != extra_options.end();
   }
   /// The staged fit for a (loss, penalty) pair; null when not accepted.
-  template <class Scalar>
-  [[nodiscard]] StagedFitFunction<Scalar> staged_fit(const std::string& loss, const std::string& penalty) const {
-    return look_up(of_scalar<Scalar>(staged_float, staged_double), loss, penalty);
+  template <class Scalar, class Index = std::int32_t>
+  [[nodiscard]] StagedFitFunction<Scalar, Index> staged_fit(const std::string& loss, const std::string& penalty) const {
+    return look_up(tables<Scalar, Index>().staged, loss, penalty);
   }
   /// The fit for a (loss, penalty) pair; null when not accepted.
-  template <class Scalar>
-  [[nodiscard]] FitFunction<Scalar> fit(const std::string& loss, const std::string& penalty) const {
-    return look_up(of_scalar<Scalar>(fit_float, fit_double), loss, penalty);
+  template <class Scalar, class Index = std::int32_t>
+  [[nodiscard]] FitFunction<Scalar, Index> fit(const std::string& loss, const std::string& penalty) const {
+    return look_up(tables<Scalar, Index>().fit, loss, penalty);
   }
   /// The held-out early-stopped fit for a (loss, penalty) pair; null when not offered.
-  template <class Scalar>
-  [[nodiscard]] HeldoutFitFunction<Scalar> heldout_fit(const std::string& loss, const std::string& penalty) const {
-    return look_up(of_scalar<Scalar>(heldout_float, heldout_double), loss, penalty);
+  template <class Scalar, class Index = std::int32_t>
+  [[nodiscard]] HeldoutFitFunction<Scalar, Index> heldout_fit(const std::string& loss,
+                                                              const std::string& penalty) const {
+    return look_up(tables<Scalar, Index>().heldout, loss, penalty);
   }
   /// The whole-grid path for a (loss, penalty) pair; null when the family solves paths by a
   /// sequence of warm-started fits.
-  template <class Scalar>
-  [[nodiscard]] PathFunction<Scalar> path(const std::string& loss, const std::string& penalty) const {
-    return look_up(of_scalar<Scalar>(path_float, path_double), loss, penalty);
+  template <class Scalar, class Index = std::int32_t>
+  [[nodiscard]] PathFunction<Scalar, Index> path(const std::string& loss, const std::string& penalty) const {
+    return look_up(tables<Scalar, Index>().path, loss, penalty);
+  }
+  /// The function tables for (Scalar, Index); those of an index type the registry was not
+  /// built for (RegisteredIndices) are empty.
+  template <class Scalar, class Index>
+  [[nodiscard]] FitTables<Scalar, Index>& tables() {
+    return std::get<FitTables<Scalar, Index>>(tables_);
+  }
+  template <class Scalar, class Index>
+  [[nodiscard]] const FitTables<Scalar, Index>& tables() const {
+    return std::get<FitTables<Scalar, Index>>(tables_);
   }
   /// "losses squared-hinge|logistic × penalties l1l2|l1" for messages and --help.
   [[nodiscard]] std::string accepted() const {
@@ -200,12 +228,6 @@ struct SolverSpec {
   }
 
  private:
-  /// The float or the double table.
-  template <class Scalar, class FloatTable, class DoubleTable>
-  static const auto& of_scalar(const FloatTable& for_float, const DoubleTable& for_double) {
-    if constexpr (std::is_same_v<Scalar, float>) return for_float;
-    else return for_double;
-  }
   /// table[(loss, penalty)], or null.
   template <class Function>
   static Function look_up(const std::map<std::pair<std::string, std::string>, Function>& table, const std::string& loss,
@@ -213,6 +235,10 @@ struct SolverSpec {
     const auto it = table.find({loss, penalty});
     return it == table.end() ? nullptr : it->second;
   }
+
+  std::tuple<FitTables<float, std::int32_t>, FitTables<double, std::int32_t>, FitTables<float, std::int64_t>,
+             FitTables<double, std::int64_t>>
+      tables_;
 };
 
 /// The table of registered solvers (a process-wide list filled during static initialisation).
@@ -351,14 +377,14 @@ typename Family::template Solver<Loss, Penalty> make_solver(const FitSettings& s
 }
 
 /// The data's labels on the model (solvers return class indices) and the registered name.
-template <class Family, class Scalar>
-void finish_result(Result<Scalar>& result, const Dataset<Scalar>& data) {
+template <class Family, class Scalar, class Index>
+void finish_result(Result<Scalar>& result, const Dataset<Scalar, Index>& data) {
   if (result.model.labels() != data.encoder().labels()) result.model = relabel(result.model, data.encoder().labels());
   result.model.provenance().solver = Family::name;
 }
 
-template <class Family, class Loss, class Penalty, class Scalar>
-Result<Scalar> fit_with(const Dataset<Scalar>& data, const FitSettings& s, const LinearModel<Scalar>* initial,
+template <class Family, class Loss, class Penalty, class Scalar, class Index>
+Result<Scalar> fit_with(const Dataset<Scalar, Index>& data, const FitSettings& s, const LinearModel<Scalar>* initial,
                         ToolCallback& callback) {
   const auto solver = make_solver<Family, Loss, Penalty>(s);
   const auto problem = data.template problem<Family::layout>();
@@ -367,11 +393,11 @@ Result<Scalar> fit_with(const Dataset<Scalar>& data, const FitSettings& s, const
   return result;
 }
 
-template <class Family, class Loss, class Penalty, class Scalar>
-Result<Scalar> fit_heldout(const Dataset<Scalar>& data, const FitSettings& s, const Dataset<Scalar>& heldout,
+template <class Family, class Loss, class Penalty, class Scalar, class Index>
+Result<Scalar> fit_heldout(const Dataset<Scalar, Index>& data, const FitSettings& s, const Dataset<Scalar, Index>& heldout,
                            int patience, ToolCallback& callback) {
   const auto solver = make_solver<Family, Loss, Penalty>(s);
-  HeldoutEarlyStop<Scalar> early(heldout.csr(), heldout.labels().view(), patience);
+  HeldoutEarlyStop<Scalar, Index> early(heldout.csr(), heldout.labels().view(), patience);
   Result<Scalar> result = solver.fit(data.template problem<Family::layout>(), callback, early);
   finish_result<Family>(result, data);
   return result;
@@ -379,8 +405,8 @@ Result<Scalar> fit_heldout(const Dataset<Scalar>& data, const FitSettings& s, co
 
 /// The path every family with `fit_path` uses: the solver built as in fit_with (λ = the grid's
 /// first), the grid solved in one call, each result relabelled and stamped.
-template <class Family, class Loss, class Penalty, class Scalar>
-std::vector<Result<Scalar>> path_with(const Dataset<Scalar>& data, const FitSettings& s,
+template <class Family, class Loss, class Penalty, class Scalar, class Index>
+std::vector<Result<Scalar>> path_with(const Dataset<Scalar, Index>& data, const FitSettings& s,
                                       std::span<const double> lambdas, ToolCallback& callback) {
   FitSettings first = s;
   first.lambda = lambdas.empty() ? s.lambda : lambdas.front();
@@ -393,22 +419,24 @@ std::vector<Result<Scalar>> path_with(const Dataset<Scalar>& data, const FitSett
 template <class Family, class Loss, class Penalty>
 using OptionsOf = typename Family::template Solver<Loss, Penalty>::Options;
 
-template <class Family, class... Losses, class... Penalties>
+/// Fills the (Scalar, Index) tables of `spec` for every (Loss, Penalty) the family accepts.
+template <class Family, class Scalar, class Index, class... Losses, class... Penalties>
 void fill_tables(SolverSpec& spec, TypeList<Losses...>, TypeList<Penalties...>) {
+  constexpr bool staged_only = requires { requires Family::staged_only; };
+  auto& tables = spec.tables<Scalar, Index>();
   auto one_loss = [&]<class Loss>() {
     auto one_penalty = [&]<class Penalty>() {
       const std::pair<std::string, std::string> key{std::string(Loss::name), std::string(Penalty::name)};
-      spec.fit_float[key] = &fit_with<Family, Loss, Penalty, float>;
-      spec.fit_double[key] = &fit_with<Family, Loss, Penalty, double>;
-      if constexpr (requires { requires Family::returns_heldout_best; }) {
-        spec.heldout_float[key] = &fit_heldout<Family, Loss, Penalty, float>;
-        spec.heldout_double[key] = &fit_heldout<Family, Loss, Penalty, double>;
-      }
-      using Solver = typename Family::template Solver<Loss, Penalty>;
-      if constexpr (requires(const Solver& solver, const CscProblem<double, std::int32_t>& csc,
-                             std::span<const double> grid, ToolCallback& cb) { solver.fit_path(csc, grid, cb); }) {
-        spec.path_float[key] = &path_with<Family, Loss, Penalty, float>;
-        spec.path_double[key] = &path_with<Family, Loss, Penalty, double>;
+      if constexpr (requires { &Family::staged; })
+        tables.staged[key] = &Family::template fit_staged<Loss, Penalty, Scalar, Index>;
+      if constexpr (!staged_only) {
+        tables.fit[key] = &fit_with<Family, Loss, Penalty, Scalar, Index>;
+        if constexpr (requires { requires Family::returns_heldout_best; })
+          tables.heldout[key] = &fit_heldout<Family, Loss, Penalty, Scalar, Index>;
+        using Solver = typename Family::template Solver<Loss, Penalty>;
+        if constexpr (requires(const Solver& solver, const CscProblem<Scalar, Index>& csc, std::span<const double> grid,
+                               ToolCallback& cb) { solver.fit_path(csc, grid, cb); })
+          tables.path[key] = &path_with<Family, Loss, Penalty, Scalar, Index>;
       }
     };
     (one_penalty.template operator()<Penalties>(), ...);
@@ -416,17 +444,12 @@ void fill_tables(SolverSpec& spec, TypeList<Losses...>, TypeList<Penalties...>) 
   (one_loss.template operator()<Losses>(), ...);
 }
 
-template <class Family, class... Losses, class... Penalties>
-void fill_staged_tables(SolverSpec& spec, TypeList<Losses...>, TypeList<Penalties...>) {
-  auto one_loss = [&]<class Loss>() {
-    auto one_penalty = [&]<class Penalty>() {
-      const std::pair<std::string, std::string> key{std::string(Loss::name), std::string(Penalty::name)};
-      spec.staged_float[key] = &Family::template fit_staged<Loss, Penalty, float>;
-      spec.staged_double[key] = &Family::template fit_staged<Loss, Penalty, double>;
-    };
-    (one_penalty.template operator()<Penalties>(), ...);
-  };
-  (one_loss.template operator()<Losses>(), ...);
+/// fill_tables for float and double at every registered index type.
+template <class Family, class... Indices>
+void fill_all_tables(SolverSpec& spec, TypeList<Indices...>) {
+  ((fill_tables<Family, float, Indices>(spec, typename Family::Losses{}, typename Family::Penalties{}),
+    fill_tables<Family, double, Indices>(spec, typename Family::Losses{}, typename Family::Penalties{})),
+   ...);
 }
 
 template <class... Types>
@@ -441,8 +464,8 @@ struct First<TypeList<T, Rest...>> {
 /// Where a path starts: λ_max of (1) for the settings' smooth loss and penalty on the data (the
 /// smallest λ at which W = 0 is optimal; with --intercept, at the best intercept-only model), and
 /// for Crammer–Singer (no intercept) the bound λ_start ≥ λ_max at which W = 0 is proven optimal.
-template <class Scalar>
-double compute_lambda_max(const Dataset<Scalar>& data, const FitSettings& s) {
+template <class Scalar, class Index>
+double compute_lambda_max(const Dataset<Scalar, Index>& data, const FitSettings& s) {
   double out = 0.0;
   dispatch(AllLosses{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
     Penalty penalty{};
@@ -488,11 +511,8 @@ SolverSpec make_spec() {
     spec.stop = Family::stop;
   else if constexpr (staged_only)
     spec.stop = "its own criterion (--tol's help); a staged model is not certified for (1)";
-  if constexpr (!staged_only) detail::fill_tables<Family>(spec, typename Family::Losses{}, typename Family::Penalties{});
-  if constexpr (requires { &Family::staged; }) {
-    spec.staged = &Family::staged;
-    detail::fill_staged_tables<Family>(spec, typename Family::Losses{}, typename Family::Penalties{});
-  }
+  if constexpr (requires { &Family::staged; }) spec.staged = &Family::staged;
+  detail::fill_all_tables<Family>(spec, RegisteredIndices{});
   return spec;
 }
 
