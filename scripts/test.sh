@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, then builds and runs everything CI checks:
 #   1. the test suite in Release, then again under AddressSanitizer + UBSan (preset asan);
-#   2. every example program;
+#   2. every example program, and the Python package: installed offline into a venv, its tests
+#      (pytest) and its examples;
 #   3. an install into a temporary prefix and the downstream find_package(sparsemc) example,
 #      built with g++ and with clang;
 #   4. the benchmarks in their smoke form;
@@ -9,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-sparsemc_install_deps "${SPARSEMC_BUILD_PACKAGES[@]}" "${SPARSEMC_TEST_PACKAGES[@]}"
+sparsemc_install_deps "${SPARSEMC_BUILD_PACKAGES[@]}" "${SPARSEMC_TEST_PACKAGES[@]}" "${SPARSEMC_PYTHON_PACKAGES[@]}"
 sparsemc_use_ccache
 
 jobs=$(nproc)
@@ -37,6 +38,16 @@ for example in build/release/examples/example_*; do
   "$example" >/dev/null
 done
 
+echo "== Python package: pip install --no-build-isolation ./python into a venv, pytest, examples"
+venv=build/python-venv
+[ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+SPARSEMC_BUILD_JOBS=$jobs "$venv/bin/pip" install -q --no-index --no-build-isolation ./python
+SPARSEMC_TOOLS=build/release/tools "$venv/bin/python" -m pytest -q -rs python/tests
+(cd "$(mktemp -d)" && for example in "$OLDPWD"/examples/python/*.py; do
+   echo "-- $example"
+   "$OLDPWD/$venv/bin/python" "$example" >/dev/null
+ done)
+
 echo "== Install and the downstream find_package example"
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
@@ -62,6 +73,7 @@ fi
 if [ -x bench/compare ]; then
   bench/compare --smoke --build build/release >/dev/null
 fi
+"$venv/bin/python" bench/python_vs_sklearn.py --smoke >/dev/null
 
 echo "== Fuzzing the readers (short run; scripts/fuzz.sh SECONDS for a long one)"
 if command -v clang++-14 >/dev/null; then

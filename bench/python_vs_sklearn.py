@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The Python package side by side with scikit-learn, in one Python process, at equal objective.
+
+For each row, scikit-learn fits first (its defaults, except the problem's parameters); its
+model's objective (1) is computed with sparsemc.evaluate; then sparsemc fits the same problem
+at tol = 1e-2, 1e-3, ... until its objective is at most scikit-learn's, and the time of that
+fit is compared with scikit-learn's. Objectives are mapped as in docs/python.md: C Σ loss +
+penalty = n C · [(1/n) Σ loss + penalty / (n C)], so alpha (or l2) = 1/(n C).
+
+The last row is the package's overhead: the wall time of SparseLinearClassifier.fit() over the
+solve time sparsemc-train reports for the same fit (its "train_seconds"), and the growth of the
+process's peak memory during fit() next to the size of X.
+
+    bench/python_vs_sklearn.py --smoke            # data/dna.scale, seconds (CI)
+    bench/python_vs_sklearn.py --data ../shared/data/multiclass/sector.scale.bz2
+"""
+import argparse
+import bz2
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_svmlight_file
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.svm import LinearSVC
+
+import sparsemc
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load(path):
+    if path.endswith(".bz2"):
+        with bz2.open(path, "rb") as f:
+            return load_svmlight_file(f)
+    return load_svmlight_file(path)
+
+
+def timed(fit):
+    start = time.perf_counter()
+    result = fit()
+    return result, time.perf_counter() - start
+
+
+def ours_to_objective(make, X, y, target, evaluate):
+    """The first tol in 1e-2, 1e-3, ... whose fit reaches objective <= target: (seconds, F, tol)."""
+    F, seconds, tol = np.inf, np.nan, 1e-2
+    while tol >= 1e-9:
+        clf, seconds = timed(lambda: make(tol).fit(X, y))
+        F = evaluate(clf)
+        if F <= target:
+            break
+        tol /= 10
+    return seconds, F, tol
+
+
+def row_logistic_l1(X, y, C):
+    n = X.shape[0]
+    sk, t_sk = timed(lambda: LogisticRegression(penalty="l1", solver="saga", C=C, fit_intercept=False).fit(X, y))
+    params = dict(loss="logistic", penalty="l1", alpha=1.0 / (n * C), l2=0.0)
+    f = lambda coef: sparsemc.evaluate(X, y, coef, None, **params)["objective"]
+    F_sk = f(sk.coef_)
+    make = lambda tol: sparsemc.SparseLogisticRegression(penalty="l1", alpha=params["alpha"], fit_intercept=False,
+                                                         tol=tol)
+    t, F, tol = ours_to_objective(make, X, y, F_sk, lambda clf: f(clf.coef_))
+    return "multinomial logistic + l1 vs LogisticRegression(penalty='l1', solver='saga')", t, t_sk, F, F_sk, tol
+
+
+def row_crammer_singer(X, y, C):
+    n = X.shape[0]
+    sk, t_sk = timed(lambda: LinearSVC(multi_class="crammer_singer", C=C, fit_intercept=False).fit(X, y))
+    params = dict(loss="crammer-singer", penalty="l1", alpha=0.0, l2=1.0 / (n * C))
+    f = lambda coef: sparsemc.evaluate(X, y, coef, None, **params)["objective"]
+    F_sk = f(sk.coef_)
+    make = lambda tol: sparsemc.CrammerSingerSVC(C=C, tol=tol)
+    t, F, tol = ours_to_objective(make, X, y, F_sk, lambda clf: f(clf.coef_))
+    return "Crammer-Singer vs LinearSVC(multi_class='crammer_singer')", t, t_sk, F, F_sk, tol
+
+
+def row_ridge_logistic(X, y, C):
+    n = X.shape[0]
+    sk, t_sk = timed(lambda: LogisticRegression(solver="lbfgs", C=C, fit_intercept=False).fit(X, y))
+    params = dict(loss="logistic", penalty="none", alpha=0.0, l2=1.0 / (n * C))
+    f = lambda coef: sparsemc.evaluate(X, y, coef, None, **params)["objective"]
+    F_sk = f(sk.coef_)
+    make = lambda tol: sparsemc.SparseLogisticRegression(penalty="none", l2=params["l2"], fit_intercept=False,
+                                                         tol=tol)
+    t, F, tol = ours_to_objective(make, X, y, F_sk, lambda clf: f(clf.coef_))
+    return "ridge multinomial logistic vs LogisticRegression(solver='lbfgs')", t, t_sk, F, F_sk, tol
+
+
+def row_overhead(X, y, path, lam, tool):
+    """Python fit() wall time over sparsemc-train's reported solve time, same settings."""
+    with tempfile.TemporaryDirectory() as work:
+        out = subprocess.run([tool, "--quiet", "--json", "--lambda", repr(lam), path, os.path.join(work, "m")],
+                             check=True, capture_output=True, text=True)
+    cli = json.loads(out.stdout)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    clf, t = timed(lambda: sparsemc.SparseLinearClassifier(alpha=lam, fit_intercept=False).fit(X, y))
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+    assert clf.objective_ == cli["objective"] or abs(clf.objective_ / cli["objective"] - 1) < 1e-10
+    x_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    return t, cli["train_seconds"], grown, x_bytes
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=os.path.join(ROOT, "data", "dna.scale"))
+    parser.add_argument("--C", type=float, default=1.0, help="the peers' C (alpha or l2 = 1/(n C))")
+    parser.add_argument("--lambda", dest="lam", type=float, default=1e-4, help="lambda of the overhead row")
+    parser.add_argument("--tool", default=os.path.join(ROOT, "build", "release", "tools", "sparsemc-train"))
+    parser.add_argument("--smoke", action="store_true", help="dna, C = 0.1: seconds")
+    args = parser.parse_args()
+    if args.smoke:
+        args.C = 0.1
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    X, y = load(args.data)
+    X = X.tocsr()
+    print(f"# {os.path.basename(args.data)}: {X.shape[0]} samples, {X.shape[1]} features, "
+          f"{len(np.unique(y))} classes, C = {args.C}\n")
+    print("| row | sparsemc s | scikit-learn s | ratio | F sparsemc | F scikit-learn | sparsemc tol |")
+    print("|---|---|---|---|---|---|---|")
+    for row in (row_logistic_l1, row_crammer_singer, row_ridge_logistic):
+        name, t, t_sk, F, F_sk, tol = row(X, y, args.C)
+        print(f"| {name} | {t:.3g} | {t_sk:.3g} | {t / t_sk:.2f} | {F:.8g} | {F_sk:.8g} | {tol:g} |", flush=True)
+    if os.path.exists(args.tool) and not args.data.endswith(".bz2"):
+        t, t_cli, grown, x_bytes = row_overhead(X, y, args.data, args.lam, args.tool)
+        print(f"\nPython fit() {t:.3g} s vs sparsemc-train's solve {t_cli:.3g} s: overhead {100 * (t / t_cli - 1):+.1f} %; "
+              f"peak memory grew {grown / 2**20:.1f} MiB during fit() (X: {x_bytes / 2**20:.1f} MiB)")
+    else:
+        print("\noverhead row skipped: needs sparsemc-train (--tool) and an uncompressed --data", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

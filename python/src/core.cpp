@@ -1,0 +1,412 @@
+/// \file core.cpp
+/// `sparsemc._core`, the compiled part of the Python package: the solver registry of the
+/// command-line tools (every solver × loss × penalty, float and double, 32- and 64-bit
+/// indices; tools/registry/registry.hpp) run over the caller's scipy/numpy buffers.
+///
+/// X arrives as its three compressed arrays and is wrapped, not copied (`Dataset::borrowing`);
+/// the other layout is built once if the chosen solver needs it. The GIL is released during a
+/// fit; the per-epoch hook takes it back to forward progress lines and to check for Ctrl-C,
+/// which stops the solve and is raised as KeyboardInterrupt. Models cross as their stored rows
+/// (support, row_start, classes, weights): the CSC arrays of coef_ (K × d).
+///
+/// The Python side (sparsemc/_estimators.py) validates, converts to canonical CSR/CSC and
+/// calls the functions defined at the end of this file.
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <sparsemc/io/liblinear_model.hpp>
+#include <sparsemc/io/model_io.hpp>
+#include <sparsemc/solver/duality_gap.hpp>
+#include <sparsemc/solver/objective.hpp>
+#include <sparsemc/version.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "registry/registry.hpp"
+
+namespace py = pybind11;
+using namespace sparsemc;
+using tools::FitSettings;
+using tools::Registry;
+using tools::SolverSpec;
+using tools::ToolCallback;
+
+namespace {
+
+/// X as the Python side hands it over: layout, shape and the compressed arrays (1-D, contiguous,
+/// values float32/float64, indices int32/int64 of one type).
+struct SparseInput {
+  std::string layout;  ///< "csr" or "csc"
+  std::int64_t rows = 0, cols = 0;
+  py::array indptr, indices, data;
+};
+
+/// The class sets: sample i's classes are classes[offsets[i] .. offsets[i+1]).
+struct ClassSets {
+  py::array_t<std::int64_t, py::array::c_style> offsets;
+  py::array_t<ClassIndex, py::array::c_style> classes;
+  ClassIndex n_classes = 0;
+};
+
+/// Runs `f.template operator()<Scalar, Index>()` for X's value and index types.
+template <class F>
+py::object with_types(const SparseInput& X, F&& f) {
+  const bool single = X.data.dtype().is(py::dtype::of<float>());
+  const bool wide = X.indices.dtype().is(py::dtype::of<std::int64_t>());
+  if (!single && !X.data.dtype().is(py::dtype::of<double>()))
+    throw py::type_error("X: values must be float32 or float64");
+  if (!wide && !X.indices.dtype().is(py::dtype::of<std::int32_t>()))
+    throw py::type_error("X: indices must be int32 or int64");
+  if (!X.indptr.dtype().is(X.indices.dtype())) throw py::type_error("X: indptr and indices must have one dtype");
+  if (single) return wide ? f.template operator()<float, std::int64_t>() : f.template operator()<float, std::int32_t>();
+  return wide ? f.template operator()<double, std::int64_t>() : f.template operator()<double, std::int32_t>();
+}
+
+template <class T>
+const T* pointer(const py::array& a, const char* what) {
+  if (a.ndim() != 1 || !(a.flags() & py::array::c_style)) throw py::value_error(std::string(what) + ": not a contiguous 1-D array");
+  return static_cast<const T*>(a.data());
+}
+
+/// The data set over the caller's arrays (no copy of X) with class indices 0..K−1 as labels.
+template <class Scalar, class Index>
+Dataset<Scalar, Index> borrow(const SparseInput& X, const ClassSets& y, const std::optional<py::array>& weights) {
+  const auto n = static_cast<Index>(X.rows), d = static_cast<Index>(X.cols);
+  const auto* indptr = pointer<Index>(X.indptr, "X.indptr");
+  const auto* indices = pointer<Index>(X.indices, "X.indices");
+  const auto* values = pointer<Scalar>(X.data, "X.data");
+  LabelSets sets(y.n_classes);
+  const auto offsets = y.offsets.unchecked<1>();
+  const std::span<const ClassIndex> classes(y.classes.data(), static_cast<std::size_t>(y.classes.size()));
+  if (offsets.shape(0) != X.rows + 1) throw py::value_error("y: one class set per sample of X is needed");
+  for (std::int64_t i = 0; i < X.rows; ++i)
+    sets.push_back(classes.subspan(static_cast<std::size_t>(offsets(i)), static_cast<std::size_t>(offsets(i + 1) - offsets(i))));
+  std::vector<Label> labels(static_cast<std::size_t>(y.n_classes));
+  std::iota(labels.begin(), labels.end(), Label{0});
+  LabelEncoder encoder(std::move(labels));
+  Dataset<Scalar, Index> data =
+      X.layout == "csr"
+          ? Dataset<Scalar, Index>::borrowing(CsrView<Scalar, Index>(n, d, indptr, indices, values), std::move(sets), encoder)
+          : Dataset<Scalar, Index>::borrowing(CscView<Scalar, Index>(n, d, indptr, indices, values), std::move(sets), encoder);
+  if (weights) {
+    const auto* w = pointer<Scalar>(*weights, "sample_weight");
+    data.set_sample_weights(std::vector<Scalar>(w, w + weights->size()));
+  }
+  return data;
+}
+
+/// The epoch hook of a fit from Python: Ctrl-C stops the solve (the pending KeyboardInterrupt is
+/// raised when the fit returns); progress lines go to `progress` (a callable taking one str),
+/// every epoch when `every_epoch`, else about once a second.
+struct PythonHook {
+  py::object progress;  ///< None: silent
+  bool every_epoch = false;
+  bool interrupted = false;
+  std::chrono::steady_clock::time_point last_line = std::chrono::steady_clock::now();
+
+  bool operator()(const EpochReport& r) {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      interrupted = true;
+      return true;
+    }
+    if (progress.is_none()) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (!every_epoch && now - last_line < std::chrono::seconds(1)) return false;
+    last_line = now;
+    std::ostringstream line;
+    line << "epoch " << r.epoch << "  objective " << r.objective;
+    if (!std::isnan(r.relative_gap)) line << "  relative_gap " << r.relative_gap;
+    line << "  nnz_rows " << r.nnz_rows << "  t " << r.seconds << "s";
+    progress(line.str());
+    return false;
+  }
+  /// After the fit: re-raises the KeyboardInterrupt that stopped it.
+  void raise_if_interrupted() const {
+    if (interrupted) throw py::error_already_set();
+  }
+};
+
+FitSettings settings_from(const py::dict& s) {
+  FitSettings out;
+  auto get = [&](const char* key) -> std::optional<py::handle> {
+    if (!s.contains(key) || s[key].is_none()) return std::nullopt;
+    return s[key];
+  };
+  if (auto v = get("loss")) out.loss = v->cast<std::string>();
+  if (auto v = get("penalty")) out.penalty = v->cast<std::string>();
+  if (auto v = get("lambda")) out.lambda = v->cast<double>();
+  if (auto v = get("mu")) out.mu = v->cast<double>();
+  if (auto v = get("tol")) out.tol = v->cast<double>();
+  if (auto v = get("max_epochs")) out.max_epochs = v->cast<std::int64_t>();
+  if (auto v = get("time_limit")) out.time_limit = v->cast<double>();
+  if (auto v = get("seed")) out.seed = v->cast<std::uint64_t>();
+  if (auto v = get("fit_intercept")) out.fit_intercept = v->cast<bool>();
+  if (auto v = get("multilabel")) out.multilabel = v->cast<bool>();
+  return out;
+}
+
+/// A model's stored rows as numpy arrays: coef_ (K × d) in CSC form is (weights, classes, indptr
+/// over the support).
+template <class Scalar>
+py::dict model_to_python(const LinearModel<Scalar>& model) {
+  std::vector<std::int64_t> row_start{0};
+  std::vector<ClassIndex> classes;
+  std::vector<Scalar> weights;
+  for (std::size_t r = 0; r < model.support().size(); ++r) {
+    for (auto [k, w] : model.row(r)) classes.push_back(k), weights.push_back(w);
+    row_start.push_back(static_cast<std::int64_t>(classes.size()));
+  }
+  const auto& p = model.provenance();
+  py::dict out;
+  out["n_features"] = model.n_features();
+  out["support"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(model.support().size()), model.support().data());
+  out["row_start"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(row_start.size()), row_start.data());
+  out["classes"] = py::array_t<ClassIndex>(static_cast<py::ssize_t>(classes.size()), classes.data());
+  out["weights"] = py::array_t<Scalar>(static_cast<py::ssize_t>(weights.size()), weights.data());
+  out["intercept"] = py::array_t<Scalar>(model.intercept().size(), model.intercept().data());
+  out["labels"] = py::array_t<Label>(static_cast<py::ssize_t>(model.labels().size()), model.labels().data());
+  out["loss"] = p.loss, out["penalty"] = p.penalty, out["solver"] = p.solver;
+  out["lambda"] = p.lambda, out["mu"] = p.mu, out["status"] = p.status, out["bias"] = p.bias;
+  return out;
+}
+
+template <class Scalar>
+LinearModel<Scalar> model_from_python(const py::dict& m) {
+  auto vec = [&]<class T>(const char* key, T) {
+    const auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(m[key]);
+    if (!a) throw py::value_error(std::string("model: '") + key + "' is not an array");
+    return std::vector<T>(a.data(), a.data() + a.size());
+  };
+  const auto intercept_values = vec("intercept", Scalar{});
+  typename LinearModel<Scalar>::Vector intercept =
+      Eigen::Map<const typename LinearModel<Scalar>::Vector>(intercept_values.data(), static_cast<Eigen::Index>(intercept_values.size()));
+  LinearModel<Scalar> model(m["n_features"].cast<std::int64_t>(), vec("support", std::int64_t{}), vec("row_start", std::int64_t{}),
+                            vec("classes", ClassIndex{}), vec("weights", Scalar{}), std::move(intercept),
+                            vec("labels", Label{}));
+  auto& p = model.provenance();
+  auto text = [&](const char* key, std::string& into) {
+    if (m.contains(key) && !m[key].is_none()) into = m[key].cast<std::string>();
+  };
+  text("loss", p.loss), text("penalty", p.penalty), text("solver", p.solver), text("status", p.status);
+  if (m.contains("lambda")) p.lambda = m["lambda"].cast<double>();
+  if (m.contains("mu")) p.mu = m["mu"].cast<double>();
+  if (m.contains("bias")) p.bias = m["bias"].cast<double>();
+  return model;
+}
+
+template <class Scalar>
+py::dict result_to_python(const Result<Scalar>& r) {
+  py::dict out = model_to_python(r.model);
+  const SolverInfo& i = r.info;
+  out["status_name"] = std::string(to_string(i.status));
+  out["epochs"] = i.epochs, out["objective"] = i.objective, out["duality_gap"] = i.duality_gap;
+  out["relative_gap"] = i.relative_gap, out["measure_name"] = i.measure_name, out["measure"] = i.measure;
+  out["nnz"] = i.nnz, out["nnz_rows"] = i.nnz_rows, out["seconds"] = i.seconds;
+  return out;
+}
+
+/// The registered solver for the settings (`auto` resolved); errors name the Python parameters.
+const SolverSpec& resolve(const std::string& solver, const FitSettings& s) { return Registry::resolve(solver, s); }
+
+py::object fit(const SparseInput& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
+               const std::optional<py::array>& sample_weight, const std::optional<py::dict>& init, py::object progress,
+               bool every_epoch) {
+  FitSettings s = settings_from(settings);
+  const SolverSpec& spec = resolve(solver, s);
+  if (spec.writes_staged(s)) throw py::value_error("solver=" + spec.name + " returns a staged model, which the Python estimators do not hold yet");
+  return with_types(X, [&]<class Scalar, class Index>() -> py::object {
+    const auto fit_function = spec.fit<Scalar, Index>(s.loss, s.penalty);
+    if (fit_function == nullptr) throw py::value_error("solver=" + spec.name + ": not built for these index types");
+    const Dataset<Scalar, Index> data = borrow<Scalar, Index>(X, y, sample_weight);
+    std::optional<LinearModel<Scalar>> initial;
+    if (init) initial = model_from_python<Scalar>(*init);
+    PythonHook hook{std::move(progress), every_epoch};
+    ToolCallback callback{std::ref(hook)};
+    Result<Scalar> result;
+    {
+      py::gil_scoped_release release;
+      result = fit_function(data, s, initial ? &*initial : nullptr, callback);
+    }
+    hook.raise_if_interrupted();
+    return result_to_python(result);
+  });
+}
+
+py::object fit_heldout(const SparseInput& X, const ClassSets& y, const SparseInput& X_val, const ClassSets& y_val,
+                       int patience, const py::dict& settings, const std::string& solver,
+                       const std::optional<py::array>& sample_weight, py::object progress, bool every_epoch) {
+  FitSettings s = settings_from(settings);
+  s.heldout = true;
+  const SolverSpec& spec = resolve(solver, s);
+  return with_types(X, [&]<class Scalar, class Index>() -> py::object {
+    const auto fit_function = spec.heldout_fit<Scalar, Index>(s.loss, s.penalty);
+    if (fit_function == nullptr)
+      throw py::value_error("early_stopping=True: solver=" + spec.name + " does not return its best held-out epoch");
+    const Dataset<Scalar, Index> data = borrow<Scalar, Index>(X, y, sample_weight);
+    const Dataset<Scalar, Index> heldout = borrow<Scalar, Index>(X_val, y_val, std::nullopt);
+    PythonHook hook{std::move(progress), every_epoch};
+    ToolCallback callback{std::ref(hook)};
+    Result<Scalar> result;
+    {
+      py::gil_scoped_release release;
+      result = fit_function(data, s, heldout, patience, callback);
+    }
+    hook.raise_if_interrupted();
+    return result_to_python(result);
+  });
+}
+
+/// λ_max (or Crammer–Singer's λ_start) of the settings on the data.
+double lambda_start(const SparseInput& X, const ClassSets& y, const py::dict& settings) {
+  const FitSettings s = settings_from(settings);
+  return with_types(X, [&]<class Scalar, class Index>() -> py::object {
+           const Dataset<Scalar, Index> data = borrow<Scalar, Index>(X, y, std::nullopt);
+           return py::float_(tools::compute_lambda_max(data, s));
+         })
+      .cast<double>();
+}
+
+/// The whole grid: the solver's screened path where it has one, else fits warm-started from the
+/// previous λ's model.
+py::object path(const SparseInput& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
+                const std::vector<double>& lambdas, const std::optional<py::array>& sample_weight, py::object progress,
+                bool every_epoch) {
+  FitSettings s = settings_from(settings);
+  if (!lambdas.empty()) s.lambda = lambdas.front();
+  const SolverSpec& spec = resolve(solver, s);
+  return with_types(X, [&]<class Scalar, class Index>() -> py::object {
+    const Dataset<Scalar, Index> data = borrow<Scalar, Index>(X, y, sample_weight);
+    PythonHook hook{std::move(progress), every_epoch};
+    ToolCallback callback{std::ref(hook)};
+    std::vector<Result<Scalar>> results;
+    {
+      py::gil_scoped_release release;
+      if (const auto grid = spec.path<Scalar, Index>(s.loss, s.penalty)) {
+        results = grid(data, s, lambdas, callback);
+      } else {
+        const auto fit_function = spec.fit<Scalar, Index>(s.loss, s.penalty);
+        for (double lambda : lambdas) {
+          s.lambda = lambda;
+          results.push_back(fit_function(data, s, results.empty() ? nullptr : &results.back().model, callback));
+          if (hook.interrupted) break;
+        }
+      }
+    }
+    hook.raise_if_interrupted();
+    py::list out;
+    for (const auto& r : results) out.append(result_to_python(r));
+    return out;
+  });
+}
+
+/// Objective (1) of any linear model on the data, its two parts and its duality gap (an upper
+/// bound on F − F*, NaN for a loss without a conjugate), as sparsemc-eval prints them.
+py::dict evaluate(const SparseInput& X, const ClassSets& y, const py::dict& settings, const py::dict& model,
+                  const std::optional<py::array>& sample_weight) {
+  const FitSettings s = settings_from(settings);
+  py::dict out;
+  with_types(X, [&]<class Scalar, class Index>() -> py::object {
+    const Dataset<Scalar, Index> data = borrow<Scalar, Index>(X, y, sample_weight);
+    const LinearModel<Scalar> m = model_from_python<Scalar>(model);
+    const auto problem = data.template problem<Eigen::RowMajor>();
+    tools::dispatch(tools::AllLosses{}, tools::AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
+      Penalty penalty{};
+      penalty.lambda = s.lambda;
+      penalty.mu = s.mu;
+      ObjectiveValue value;
+      DualityGap certificate;
+      {
+        py::gil_scoped_release release;
+        value = objective(Loss{}, penalty, problem, m);
+        if constexpr (ConjugateLoss<Loss, Scalar>) {
+          GapWorkspace<Scalar> work;
+          certificate = duality_gap(Loss{}, penalty, problem, m, work);
+        }
+      }
+      out["objective"] = value.total(), out["loss_part"] = value.loss, out["penalty_part"] = value.penalty;
+      out["duality_gap"] = certificate.gap(), out["relative_gap"] = certificate.relative();
+    });
+    return py::none();
+  });
+  return out;
+}
+
+void save_model(const py::dict& model, const std::string& path, const std::string& format) {
+  const LinearModel<double> m = model_from_python<double>(model);
+  if (format == "liblinear")
+    io::save_liblinear_model(m, path);
+  else if (format == "native")
+    io::save_model(m, path);
+  else
+    throw py::value_error("format: expects 'native' or 'liblinear', got '" + format + "'");
+}
+
+/// Reads a native or LIBLINEAR model file; the format is recognised from its first word.
+py::dict load_model(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw py::value_error(path + ": cannot open the model file");
+  std::string first;
+  in >> first;
+  in.close();
+  return model_to_python(first == "solver_type" ? io::load_liblinear_model<double>(path) : io::load_model<double>(path));
+}
+
+/// What the registry has: solver → (losses, penalties, intercept, seeded, default tol and epochs).
+py::list solvers() {
+  py::list out;
+  for (const SolverSpec& spec : Registry::solvers()) {
+    py::dict d;
+    d["name"] = spec.name, d["summary"] = spec.summary, d["layout"] = spec.layout;
+    d["losses"] = spec.losses, d["penalties"] = spec.penalties, d["intercept"] = spec.intercept;
+    d["heldout_best"] = spec.returns_heldout_best();
+    d["staged"] = spec.staged != nullptr;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "sparsemc's compiled core: the solver registry over scipy/numpy buffers (see sparsemc/_estimators.py)";
+  m.attr("__version__") = SPARSEMC_VERSION_STRING;
+  py::register_exception<tools::UsageError>(m, "UsageError", PyExc_ValueError);
+  py::register_exception<io::ParseError>(m, "ParseError", PyExc_ValueError);
+
+  py::class_<SparseInput>(m, "SparseInput")
+      .def(py::init([](std::string layout, std::int64_t rows, std::int64_t cols, py::array indptr, py::array indices,
+                       py::array data) {
+             return SparseInput{std::move(layout), rows, cols, std::move(indptr), std::move(indices), std::move(data)};
+           }),
+           py::arg("layout"), py::arg("rows"), py::arg("cols"), py::arg("indptr"), py::arg("indices"), py::arg("data"))
+      .def_property_readonly("data_pointer", [](const SparseInput& X) { return reinterpret_cast<std::uintptr_t>(X.data.data()); });
+  py::class_<ClassSets>(m, "ClassSets")
+      .def(py::init([](py::array_t<std::int64_t, py::array::c_style> offsets, py::array_t<ClassIndex, py::array::c_style> classes,
+                       ClassIndex n_classes) { return ClassSets{std::move(offsets), std::move(classes), n_classes}; }),
+           py::arg("offsets"), py::arg("classes"), py::arg("n_classes"));
+
+  m.def("fit", &fit, py::arg("X"), py::arg("y"), py::arg("settings"), py::arg("solver"), py::arg("sample_weight"),
+        py::arg("init"), py::arg("progress"), py::arg("every_epoch"));
+  m.def("fit_heldout", &fit_heldout, py::arg("X"), py::arg("y"), py::arg("X_val"), py::arg("y_val"), py::arg("patience"),
+        py::arg("settings"), py::arg("solver"), py::arg("sample_weight"), py::arg("progress"), py::arg("every_epoch"));
+  m.def("lambda_max", &lambda_start, py::arg("X"), py::arg("y"), py::arg("settings"));
+  m.def("path", &path, py::arg("X"), py::arg("y"), py::arg("settings"), py::arg("solver"), py::arg("lambdas"),
+        py::arg("sample_weight"), py::arg("progress"), py::arg("every_epoch"));
+  m.def("evaluate", &evaluate, py::arg("X"), py::arg("y"), py::arg("settings"), py::arg("model"),
+        py::arg("sample_weight"));
+  m.def("save_model", &save_model, py::arg("model"), py::arg("path"), py::arg("format"));
+  m.def("load_model", &load_model, py::arg("path"));
+  m.def("solvers", &solvers);
+  m.def("multilabel_losses", &tools::multilabel_losses);
+  m.def("resolve", [](const std::string& solver, const py::dict& settings) { return resolve(solver, settings_from(settings)).name; },
+        py::arg("solver"), py::arg("settings"));
+}
