@@ -61,39 +61,33 @@ def ours_to_objective(make, X, y, target, evaluate):
     return seconds, F, tol
 
 
-def row_logistic_l1(X, y, C):
-    n = X.shape[0]
-    sk, t_sk = timed(lambda: LogisticRegression(penalty="l1", solver="saga", C=C, fit_intercept=False).fit(X, y))
-    params = dict(loss="logistic", penalty="l1", alpha=1.0 / (n * C), l2=0.0)
-    f = lambda coef: sparsemc.evaluate(X, y, coef, None, **params)["objective"]
-    F_sk = f(sk.coef_)
-    make = lambda tol: sparsemc.SparseLogisticRegression(penalty="l1", alpha=params["alpha"], fit_intercept=False,
-                                                         tol=tol)
-    t, F, tol = ours_to_objective(make, X, y, F_sk, lambda clf: f(clf.coef_))
-    return "multinomial logistic + l1 vs LogisticRegression(penalty='l1', solver='saga')", t, t_sk, F, F_sk, tol
+# Each row: its name, the peer at C, the problem (1) it solves (alpha, l2 as functions of n C),
+# and the sparsemc estimator of that problem at a tol. No intercept on either side.
+ROWS = [
+    ("multinomial logistic + l1 vs LogisticRegression(penalty='l1', solver='saga')",
+     lambda C: LogisticRegression(penalty="l1", solver="saga", C=C, fit_intercept=False),
+     lambda nC: dict(loss="logistic", penalty="l1", alpha=1.0 / nC, l2=0.0),
+     lambda p, C, tol: sparsemc.SparseLogisticRegression(penalty="l1", alpha=p["alpha"], fit_intercept=False,
+                                                         tol=tol)),
+    ("Crammer-Singer vs LinearSVC(multi_class='crammer_singer')",
+     lambda C: LinearSVC(multi_class="crammer_singer", C=C, fit_intercept=False),
+     lambda nC: dict(loss="crammer-singer", penalty="l1", alpha=0.0, l2=1.0 / nC),
+     lambda p, C, tol: sparsemc.CrammerSingerSVC(C=C, tol=tol)),
+    ("ridge multinomial logistic vs LogisticRegression(solver='lbfgs')",
+     lambda C: LogisticRegression(solver="lbfgs", C=C, fit_intercept=False),
+     lambda nC: dict(loss="logistic", penalty="none", alpha=0.0, l2=1.0 / nC),
+     lambda p, C, tol: sparsemc.SparseLogisticRegression(penalty="none", l2=p["l2"], fit_intercept=False, tol=tol)),
+]
 
 
-def row_crammer_singer(X, y, C):
-    n = X.shape[0]
-    sk, t_sk = timed(lambda: LinearSVC(multi_class="crammer_singer", C=C, fit_intercept=False).fit(X, y))
-    params = dict(loss="crammer-singer", penalty="l1", alpha=0.0, l2=1.0 / (n * C))
-    f = lambda coef: sparsemc.evaluate(X, y, coef, None, **params)["objective"]
-    F_sk = f(sk.coef_)
-    make = lambda tol: sparsemc.CrammerSingerSVC(C=C, tol=tol)
-    t, F, tol = ours_to_objective(make, X, y, F_sk, lambda clf: f(clf.coef_))
-    return "Crammer-Singer vs LinearSVC(multi_class='crammer_singer')", t, t_sk, F, F_sk, tol
-
-
-def row_ridge_logistic(X, y, C):
-    n = X.shape[0]
-    sk, t_sk = timed(lambda: LogisticRegression(solver="lbfgs", C=C, fit_intercept=False).fit(X, y))
-    params = dict(loss="logistic", penalty="none", alpha=0.0, l2=1.0 / (n * C))
-    f = lambda coef: sparsemc.evaluate(X, y, coef, None, **params)["objective"]
-    F_sk = f(sk.coef_)
-    make = lambda tol: sparsemc.SparseLogisticRegression(penalty="none", l2=params["l2"], fit_intercept=False,
-                                                         tol=tol)
-    t, F, tol = ours_to_objective(make, X, y, F_sk, lambda clf: f(clf.coef_))
-    return "ridge multinomial logistic vs LogisticRegression(solver='lbfgs')", t, t_sk, F, F_sk, tol
+def compare(X, y, C, peer, problem, ours):
+    """(sparsemc seconds, peer seconds, F sparsemc, F peer, sparsemc tol) at equal objective."""
+    sk, t_sk = timed(lambda: peer(C).fit(X, y))
+    params = problem(X.shape[0] * C)
+    objective = lambda coef: sparsemc.evaluate(X, y, coef, None, **params)["objective"]
+    F_sk = objective(sk.coef_)
+    t, F, tol = ours_to_objective(lambda tol: ours(params, C, tol), X, y, F_sk, lambda clf: objective(clf.coef_))
+    return t, t_sk, F, F_sk, tol
 
 
 def row_overhead(X, y, path, lam, tool):
@@ -127,8 +121,8 @@ def main():
           f"{len(np.unique(y))} classes, C = {args.C}\n")
     print("| row | sparsemc s | scikit-learn s | ratio | F sparsemc | F scikit-learn | sparsemc tol |")
     print("|---|---|---|---|---|---|---|")
-    for row in (row_logistic_l1, row_crammer_singer, row_ridge_logistic):
-        name, t, t_sk, F, F_sk, tol = row(X, y, args.C)
+    for name, peer, problem, ours in ROWS:
+        t, t_sk, F, F_sk, tol = compare(X, y, args.C, peer, problem, ours)
         print(f"| {name} | {t:.3g} | {t_sk:.3g} | {t / t_sk:.2f} | {F:.8g} | {F_sk:.8g} | {tol:g} |", flush=True)
     if os.path.exists(args.tool) and not args.data.endswith(".bz2"):
         t, t_cli, grown, x_bytes = row_overhead(X, y, args.data, args.lam, args.tool)
