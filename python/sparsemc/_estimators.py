@@ -64,10 +64,9 @@ def _compressed(X):
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
-    if X.indptr.dtype != X.indices.dtype:
-        index = np.int64 if X.nnz > np.iinfo(np.int32).max else np.int32
-        X = X.copy()
-        X.indptr, X.indices = X.indptr.astype(index), X.indices.astype(index)
+    if X.indptr.dtype != X.indices.dtype:  # one index type for both: convert them, share the values
+        index = np.int64 if max(X.nnz, *X.shape) > np.iinfo(np.int32).max else np.int32
+        X = type(X)((X.data, X.indices.astype(index), X.indptr.astype(index)), shape=X.shape, copy=False)
     n, d = X.shape
     return _core.SparseInput(X.format, n, d, X.indptr, X.indices, X.data), X
 
