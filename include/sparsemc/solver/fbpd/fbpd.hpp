@@ -261,10 +261,10 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
         s[k] = static_cast<Scalar>(sigma0 * static_cast<double>(u));
       }
       s[c] = static_cast<Scalar>(-sigma0 * sum);
-      th.sums[0] += sigma0 * norm2;
+      th.sums.squared_norm += sigma0 * norm2;
       return norm2 > 0.0;
     };
-    typename detail::SamplePass<Scalar>::Sums sums{};
+    detail::PassSums sums;
     double estimate = 0.0;
     for (int it = 0; it < options_.power_iterations; ++it) {
       const double norm = std::sqrt(static_cast<double>(V.squaredNorm() + v_b.squaredNorm()));
@@ -273,8 +273,8 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       v_b /= static_cast<Scalar>(norm);
       for (Eigen::Index j = 0; j < V.rows(); ++j) st.W.row(j) = root_tau[static_cast<std::size_t>(j)] * V.row(j);
       st.b = root_tau_b * v_b;
-      pass.run(problem, st.W, st.b, step, st.G, st.g_b, sums);  // G = TᵀΣ⁰T𝒯⁰^{½}v, sums[0] = ‖Av‖²
-      const double rayleigh = sums[0];
+      pass.run(problem, st.W, st.b, step, st.G, st.g_b, sums);  // G = TᵀΣ⁰T𝒯⁰^{½}v
+      const double rayleigh = sums.squared_norm;
       const bool settled = it > 0 && std::abs(rayleigh - estimate) <= 1e-6 * rayleigh;
       estimate = std::max(estimate, rayleigh);
       if (settled) break;
@@ -379,7 +379,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       s[c] = static_cast<Scalar>(-off_mass);
     };
     // Algorithm 1 start (and the scale at W = 0): y_i = ω_i uniform over argmax_k (u_k + r_k),
-    // the loss subgradient of (1) at the current point. sums: 0 loss, 1 off-label mass.
+    // the loss subgradient of (1) at the current point. Sums: loss, off_mass.
     auto init_regularized = [&](bool store) {
       return [&, store](Eigen::Index i, std::span<Scalar> s, Thread& th) {
         const std::size_t c = label(i);
@@ -405,8 +405,8 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
             st.Y(i, static_cast<Eigen::Index>(k)) = y[k];
           }
         }
-        th.sums[0] += static_cast<double>(omega) * static_cast<double>(top);
-        th.sums[1] += off;
+        th.sums.loss += static_cast<double>(omega) * static_cast<double>(top);
+        th.sums.off_mass += off;
         if (!(off > 0.0)) return false;
         dual_to_z(s, y, c, off);
         return true;
@@ -424,13 +424,13 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
         if (k != c) top = std::max(top, u + Scalar(1));
       }
       st.zeta[static_cast<std::size_t>(i)] = top;
-      th.sums[0] += static_cast<double>(st.omega[static_cast<std::size_t>(i)]) * static_cast<double>(top);
+      th.sums.loss += static_cast<double>(st.omega[static_cast<std::size_t>(i)]) * static_cast<double>(top);
       return false;
     };
     // Algorithm 1 iteration, sample i (s = scores of x̃): ũ = T_i x̃, ỹ = P_S(y + σ_i(2ũ − u) + σ_i r),
     // then (u, y) ← ρ(ũ, ỹ) + (1 − ρ)(u, y) (read from U_prev, Y_prev, written to U, Y); z_i from
-    // the new y. sums: 0 ω·h(ũ), 1 off-label mass of ỹ (= rᵀỹ), 2 ‖Q_i‖², 3 ⟨ỹ, ũ + r⟩ (the
-    // Fenchel–Young gap of the sample is ω h(ũ) minus it), 4 ⟨ỹ − y, ũ − u⟩, 5 ‖ỹ − y‖²/σ⁰_i.
+    // the new y. Sums: loss, off_mass, dual_residual, inner (the Fenchel–Young gap of the sample
+    // is ω h(ũ) minus its term), cross, dual_move.
     auto step_regularized = [&](Eigen::Index i, std::span<Scalar> s, Thread& th) {
       const std::size_t c = label(i), K_ = s.size();
       const Scalar omega = st.omega[static_cast<std::size_t>(i)];
@@ -467,20 +467,20 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
           off += static_cast<double>(y[k]);
         }
       }
-      th.sums[0] += static_cast<double>(omega) * static_cast<double>(top);
-      th.sums[1] += off_step;
-      th.sums[2] += q2;
-      th.sums[3] += inner;
-      th.sums[4] += cross;
-      th.sums[5] += dy2 / steps.unit.sigma0[static_cast<std::size_t>(i)];
+      th.sums.loss += static_cast<double>(omega) * static_cast<double>(top);
+      th.sums.off_mass += off_step;
+      th.sums.dual_residual += q2;
+      th.sums.inner += inner;
+      th.sums.cross += cross;
+      th.sums.dual_move += dy2 / steps.unit.sigma0[static_cast<std::size_t>(i)];
       if (!(off > 0.0)) return false;
       dual_to_z(s, y, c, off);
       return true;
     };
     // Algorithm 2 iteration, sample i: (ŷ, ξ̂), the epigraph projection (Prop. 3.3), (ỹ, ξ̃), then
     // the relaxation of (u, y, ζ, ξ) (read from the _prev buffers, written to the current ones);
-    // st.zeta holds ζ̃ on entry. sums: 0 ω·h(ũ), 1 ⟨ỹ, ũ + r⟩, 2 ‖Q_i‖² (y and ξ parts), 3 the ζ
-    // part of ‖P‖², 4 ⟨ỹ − y, ũ − u⟩, 5 ‖ỹ − y‖²/σ⁰_i, 6 the multiplier estimate max_i rᵀỹ_i/ω_i.
+    // st.zeta holds ζ̃ on entry. Sums: loss, inner, dual_residual (y and ξ parts), zeta_residual,
+    // cross, dual_move, multiplier.
     auto step_constrained = [&](Eigen::Index i, std::span<Scalar> s, Thread& th) {
       const std::size_t c = label(i), K_ = s.size(), ii = static_cast<std::size_t>(i);
       const double sigma = steps.sigma(i), inv_sigma = 1.0 / sigma;
@@ -530,25 +530,25 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       const double q_xi = dxi / sigma - dzeta, p_zeta = sigma * dzeta - dxi;
       st.zeta[ii] = rho * zeta_step + (Scalar(1) - rho) * zeta;
       st.xi[ii] = rho * xi_step + (Scalar(1) - rho) * xi;
-      th.sums[0] += static_cast<double>(st.omega[ii]) * static_cast<double>(top);
-      th.sums[1] += inner;
-      th.sums[2] += q2 + q_xi * q_xi;
-      th.sums[3] += p_zeta * p_zeta;
-      th.sums[4] += cross;
-      th.sums[5] += dy2 / steps.unit.sigma0[ii];
-      th.sums[6] = std::max(th.sums[6], off_step / static_cast<double>(st.omega[ii]));
+      th.sums.loss += static_cast<double>(st.omega[ii]) * static_cast<double>(top);
+      th.sums.inner += inner;
+      th.sums.dual_residual += q2 + q_xi * q_xi;
+      th.sums.zeta_residual += p_zeta * p_zeta;
+      th.sums.cross += cross;
+      th.sums.dual_move += dy2 / steps.unit.sigma0[ii];
+      th.sums.multiplier = std::max(th.sums.multiplier, off_step / static_cast<double>(st.omega[ii]));
       if (!(off > 0.0)) return false;
       dual_to_z(s, y, c, off);
       return true;
     };
-    // Smooth loss: z_i = ω_i ∇ℓ(s_i). sums: 0 ω·ℓ.
+    // Smooth loss: z_i = ω_i ∇ℓ(s_i). Sums: loss.
     auto step_smooth = [&](Eigen::Index i, std::span<Scalar> s, Thread& th) {
       bool nonzero = false;
       if constexpr (!exact_hinge) {
         const Scalar omega = st.omega[static_cast<std::size_t>(i)];
         const std::span<Scalar> g(th.a.data(), s.size());
         const Scalar value = loss_.gradient(std::span<const Scalar>(s), problem.y[static_cast<std::size_t>(i)], g);
-        th.sums[0] += static_cast<double>(omega) * static_cast<double>(value);
+        th.sums.loss += static_cast<double>(omega) * static_cast<double>(value);
         for (std::size_t k = 0; k < s.size(); ++k) {
           s[k] = omega * g[k];
           nonzero = nonzero || s[k] != Scalar(0);
@@ -557,7 +557,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       return nonzero;
     };
 
-    typename detail::SamplePass<Scalar>::Sums sums{};
+    detail::PassSums sums;
     // ‖G‖ (Euclidean, for the relative residual) and ‖𝒯⁰^{½}G‖ (for the primal weight).
     auto gradient_norms = [&] {
       double plain = static_cast<double>(st.g_b.squaredNorm()), weighted = steps.unit.tau0_b * plain;
@@ -643,7 +643,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
     };
 
     // ---- the certificate of (1) (Algorithm 1; see "Stopping" in the class comment) ---------
-    // Free at (x̃, ỹ) without an intercept: D from the pass's rᵀỹ (sums[1]) and Tᵀỹ.
+    // Free at (x̃, ỹ) without an intercept: D from the pass's rᵀỹ (sums.off_mass) and Tᵀỹ.
     const bool free_gap = exact_hinge && !constrained && !intercept;
     GapWorkspace<Scalar> work;
     std::vector<Scalar> simplex_scratch;
@@ -693,7 +693,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       if constexpr (constrained) {
         return {};
       } else if constexpr (exact_hinge) {
-        return {F_here, free_gap ? dual_value(sums[1], G_out) : dual_with_intercept()};
+        return {F_here, free_gap ? dual_value(sums.off_mass, G_out) : dual_with_intercept()};
       } else {
         return sparsemc::duality_gap(loss_, penalty_, problem, W_out, b_out, intercept, work);
       }
@@ -710,7 +710,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
     std::int64_t certificate_epoch = -1;
     GapSchedule schedule(options_.tol);
     bool degenerate = false;
-    double F = sums[0] + reg.value(st.W);
+    double F = sums.loss + reg.value(st.W);
     double measure = std::numeric_limits<double>::quiet_NaN();
     std::int64_t epoch = 0;
     if (!std::isfinite(F)) {
@@ -748,7 +748,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       }
       std::int64_t restart_epoch = 0, averaged = 0;
       double error_at_restart = std::numeric_limits<double>::infinity();
-      if (use_gap) error_at_restart = scaled_gap(F, sums[1], st.G);
+      if (use_gap) error_at_restart = scaled_gap(F, sums.off_mass, st.G);
       double error_at_check = error_at_restart;
 
       // Adaptive steps (PDLP): passes taken (k, rejected ones included) and the safe scale.
@@ -802,8 +802,8 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
             double dx2 = intercept ? static_cast<double>((b_out - st.b_prev).squaredNorm()) / steps.unit.tau0_b : 0.0;
             for (Eigen::Index j = 0; j < d; ++j)
               dx2 += static_cast<double>((W_out.row(j) - st.W_prev.row(j)).squaredNorm()) / steps.unit.tau0[static_cast<std::size_t>(j)];
-            const double cross = std::abs(sums[4]);
-            const double limit = cross > 0.0 ? (dx2 / steps.gamma + steps.gamma * sums[5]) / (2.0 * cross)
+            const double cross = std::abs(sums.cross);
+            const double limit = cross > 0.0 ? (dx2 / steps.gamma + steps.gamma * sums.dual_move) / (2.0 * cross)
                                              : std::numeric_limits<double>::infinity();
             const double k1 = static_cast<double>(passes + 1);
             const double next = std::max(safe_scale, std::min((1.0 - std::pow(k1, -0.3)) * limit, (1.0 + std::pow(k1, -0.6)) * steps.scale));
@@ -820,26 +820,25 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
             g_b_out.noalias() = (st.g_b - (Scalar(1) - rho) * st.g_b_prev) / rho;
           }
         }
-        F = sums[0] + reg.value(W_out);
+        F = sums.loss + reg.value(W_out);
         if (!std::isfinite(F)) {
           status = Status::numerical_issue;
           break;
         }
         // The stopping measure at (x̃, ỹ).
         if (use_gap) {
-          measure = scaled_gap(F, sums[1], G_out);
+          measure = scaled_gap(F, sums.off_mass, G_out);
         } else if (use_kkt) {
-          measure = constrained ? kkt_residual(W_out, G_out, g_b_out, sums[0], sums[1], sums[6])
-                                : kkt_residual(W_out, G_out, g_b_out, sums[0], sums[3], 1.0);
+          measure = kkt_residual(W_out, G_out, g_b_out, sums.loss, sums.inner, constrained ? sums.multiplier : 1.0);
         } else if (use_residuals) {
-          double p2 = constrained ? sums[3] : 0.0;  // the ζ part (Algorithm 1 keeps ⟨ỹ, ũ + r⟩ there)
+          double p2 = sums.zeta_residual;  // the ζ part (0 for Algorithm 1)
           for (Eigen::Index j = 0; j < d; ++j)
             p2 += static_cast<double>(((st.W_prev.row(j) - W_out.row(j)) / steps.tau_row[static_cast<std::size_t>(j)] -
                                        (st.G_prev.row(j) - G_out.row(j)))
                                           .squaredNorm());
           if (intercept) p2 += static_cast<double>(((st.b_prev - b_out) / steps.tau_b - (st.g_b_prev - g_b_out)).squaredNorm());
           const double rho_P = std::sqrt(p2) / scale_P.first;
-          measure = exact_hinge ? std::max(rho_P, std::sqrt(sums[2]) / scale_Q) : rho_P;
+          measure = exact_hinge ? std::max(rho_P, std::sqrt(sums.dual_residual) / scale_Q) : rho_P;
         } else {
           const double change = std::sqrt(static_cast<double>((W_out - st.W_prev).squaredNorm() + (b_out - st.b_prev).squaredNorm()));
           const double size = std::sqrt(static_cast<double>(W_out.squaredNorm() + b_out.squaredNorm()));

@@ -37,14 +37,42 @@
 
 namespace sparsemc::detail {
 
+/// What the per-sample steps of a pass accumulate, by name (a step writes the fields it
+/// names and leaves the others at 0). x̃ = (W, b) is the pass's point, ũ_i = T_i x̃ its score
+/// differences, y_i the dual block before the step and ỹ_i the one it computes, r the margins.
+struct PassSums {
+  double loss = 0.0;           ///< Σ_i ω_i h_i(ũ_i) (Crammer–Singer) or Σ_i ω_i ℓ_i(s_i): L(x̃)
+  double off_mass = 0.0;       ///< rᵀỹ = Σ_i Σ_{k≠z_i} ỹ_ik (Algorithm 1 and its start)
+  double dual_residual = 0.0;  ///< ‖Q‖², the dual residual (with Algorithm 2's ξ part)
+  double inner = 0.0;          ///< Σ_i ⟨ỹ_i, ũ_i + r_i⟩ (the loss part's Fenchel–Young term)
+  double cross = 0.0;          ///< ⟨ỹ − y, ũ − u⟩ (the adaptive step's test)
+  double dual_move = 0.0;      ///< Σ_i ‖ỹ_i − y_i‖²/σ⁰_i (the adaptive step's test)
+  double zeta_residual = 0.0;  ///< the ζ part of ‖P‖² (Algorithm 2)
+  double multiplier = 0.0;     ///< ν̂ = max_i rᵀỹ_i/ω_i (Algorithm 2): a maximum, not a sum
+  double squared_norm = 0.0;   ///< ‖Av‖² (the power method's pass)
+
+  /// Adds the sums of `other` (another thread's, in thread order) and keeps the larger ν̂.
+  void merge(const PassSums& other) noexcept {
+    loss += other.loss;
+    off_mass += other.off_mass;
+    dual_residual += other.dual_residual;
+    inner += other.inner;
+    cross += other.cross;
+    dual_move += other.dual_move;
+    zeta_residual += other.zeta_residual;
+    multiplier = std::max(multiplier, other.multiplier);
+    squared_norm += other.squared_norm;
+  }
+};
+
 /// Per-thread work space of a pass: the scores s of the current sample (turned into z by the
 /// step), two vectors of K entries for the step, scratch for the projections, the margins r
-/// (all ones; a step zeroes r[y_i] while it works on sample i), scalar sums, and (threads other
-/// than the first) partial G and g_b.
+/// (all ones; a step zeroes r[y_i] while it works on sample i), the step's sums, and (threads
+/// other than the first) partial G and g_b.
 template <RealScalar Scalar>
 struct PassThread {
   std::vector<Scalar> s, a, b, scratch, margins;
-  std::array<double, 7> sums{};  // [0, 6) added over samples, [6] a maximum
+  PassSums sums;
   ClassMatrix<Scalar> G;
   ClassVector<Scalar> g_b;
 };
@@ -52,10 +80,6 @@ struct PassThread {
 template <RealScalar Scalar>
 class SamplePass {
  public:
-  /// What a step can accumulate (thread-local, reduced in thread order): sums[0..5] are added,
-  /// sums[6] is a maximum (of nonnegative values).
-  using Sums = std::array<double, 7>;
-
   SamplePass(Eigen::Index n, Eigen::Index d, Eigen::Index K, bool intercept, bool csc, int threads)
       : K_(K), intercept_(intercept), threads_(std::max(threads, 1)), threads_state_(static_cast<std::size_t>(threads_)) {
     for (std::size_t t = 0; t < threads_state_.size(); ++t) {
@@ -76,21 +100,18 @@ class SamplePass {
   [[nodiscard]] int threads() const noexcept { return threads_; }
 
   /// Runs the pass at (W, b) (b ignored without intercept): G, g_b and `sums` receive the
-  /// accumulated z blocks and the steps' sums.
+  /// accumulated z blocks and the steps' sums (thread-local, merged in thread order).
   template <StorageIndex Index, int Order, class Step>
   void run(const Problem<Scalar, Index, Order>& problem, const ClassMatrix<Scalar>& W, const ClassVector<Scalar>& b,
-           Step&& step, ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b, Sums& sums) {
-    for (auto& th : threads_state_) th.sums.fill(0.0);
+           Step&& step, ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b, PassSums& sums) {
+    for (auto& th : threads_state_) th.sums = {};
     if constexpr (Order == Eigen::RowMajor) {
       run_csr(problem, W, b, step, G, g_b);
     } else {
       run_csc(problem, W, b, step, G, g_b);
     }
-    sums.fill(0.0);
-    for (const auto& th : threads_state_) {
-      for (std::size_t m = 0; m + 1 < sums.size(); ++m) sums[m] += th.sums[m];
-      sums[6] = std::max(sums[6], th.sums[6]);
-    }
+    sums = {};
+    for (const auto& th : threads_state_) sums.merge(th.sums);
   }
 
  private:
