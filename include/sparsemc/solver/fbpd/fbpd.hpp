@@ -204,7 +204,8 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
         const EpochReport report = engine.report(clock.seconds());
         if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
         const bool stop = notify_end_epoch(report, make_model, callbacks...);
-        if (const auto verdict = detail::epoch_verdict(options_, std::isfinite(report.measure), certified, stop, report.seconds)) {
+        const bool finite = std::isfinite(report.measure);
+        if (const auto verdict = detail::epoch_verdict(options_, finite, certified, stop, report.seconds)) {
           status = *verdict;
           break;
         }
@@ -214,7 +215,8 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
     SolverInfo info = engine.info(status);
     const DualityGap certificate = engine.returned_certificate(info.objective);
     info.seconds = clock.seconds();
-    Result<Scalar> result = detail::finish_result<Loss, Penalty, Scalar>(make_model(), name, penalty_, engine.bias(), certificate, info);
+    Result<Scalar> result =
+        detail::finish_result<Loss, Penalty, Scalar>(make_model(), name, penalty_, engine.bias(), certificate, info);
     if (constrained || std::isnan(certificate.primal)) {  // (8) is certified by its KKT residual; (1)'s gap does not apply
       result.info.duality_gap = std::numeric_limits<double>::quiet_NaN();
       result.info.relative_gap = std::numeric_limits<double>::quiet_NaN();

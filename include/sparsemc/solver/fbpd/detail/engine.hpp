@@ -235,14 +235,14 @@ class FbpdEngine {
   }
 
   /// Adaptive restarts (PDLP): the running averages since the last restart, and every
-  /// restart_period iterations the comparison of the current point with the average; the
+  /// kRestartPeriod iterations the comparison of the current point with the average; the
   /// better one becomes the new start when its error fell enough (see `FbpdOptions::restarts`),
   /// and the primal weight is updated.
   void restart_if_due() {
     restarted_to_average_ = false;
     if (!restarts_) return;
     if (averages_) update_averages();
-    if ((epoch_ - restart_epoch_) % restart_period != 0) return;
+    if ((epoch_ - restart_epoch_) % kRestartPeriod != 0) return;
     double candidate = measure_;
     PointError average{0.0, 0.0};
     if (averages_) {
@@ -250,9 +250,9 @@ class FbpdEngine {
       restarted_to_average_ = average.error < candidate;
       candidate = std::min(candidate, average.error);
     }
-    const bool restart = candidate <= 0.2 * error_at_restart_ ||
-                         (candidate <= 0.8 * error_at_restart_ && candidate > error_at_check_) ||
-                         static_cast<double>(epoch_ - restart_epoch_) >= 0.36 * static_cast<double>(epoch_);
+    const bool restart = candidate <= kSufficientDecay * error_at_restart_ ||
+                         (candidate <= kNecessaryDecay * error_at_restart_ && candidate > error_at_check_) ||
+                         static_cast<double>(epoch_ - restart_epoch_) >= kArtificialRestart * static_cast<double>(epoch_);
     error_at_check_ = candidate;
     restarted_to_average_ = restarted_to_average_ && restart;
     if (!restart) return;
@@ -403,7 +403,7 @@ class FbpdEngine {
       steps_.norm_A = static_cast<double>(Loss::template curvature_bound<Scalar>(K_)) *
                       weighted_gram_norm(problem_, intercept_, options_.seed, options_.power_iterations) *
                       options_.norm_safety * options_.norm_safety;
-      if (steps_.norm_A > 0.0) steps_.set(2.0, 1.0 / steps_.norm_A);  // 𝒯 = 2/β
+      if (steps_.norm_A > 0.0) steps_.set(kForwardStep, 1.0 / steps_.norm_A);  // 𝒯 = 2/β
     }
   }
 
@@ -429,7 +429,7 @@ class FbpdEngine {
       st_.b = root_tau_b * v_b;
       pass_at<&FbpdEngine::power_step>(st_.W, st_.b);  // G = TᵀΣ⁰T𝒯⁰^{½}v
       const double rayleigh = sums_.squared_norm;
-      const bool settled = it > 0 && std::abs(rayleigh - estimate) <= 1e-6 * rayleigh;
+      const bool settled = it > 0 && std::abs(rayleigh - estimate) <= kPowerTolerance * rayleigh;
       estimate = std::max(estimate, rayleigh);
       if (settled) break;
       for (Eigen::Index j = 0; j < V.rows(); ++j) V.row(j) = root_tau[static_cast<std::size_t>(j)] * st_.G.row(j);
@@ -781,7 +781,8 @@ class FbpdEngine {
     const double limit = cross > 0.0 ? (dx2 / steps_.gamma + steps_.gamma * sums_.dual_move) / (2.0 * cross)
                                      : std::numeric_limits<double>::infinity();
     const double k1 = static_cast<double>(passes_ + 1);
-    const double next = std::max(safe_scale_, std::min((1.0 - std::pow(k1, -0.3)) * limit, (1.0 + std::pow(k1, -0.6)) * steps_.scale));
+    const double next = std::max(safe_scale_, std::min((1.0 - std::pow(k1, kStepShrinkExponent)) * limit,
+                                                       (1.0 + std::pow(k1, kStepGrowthExponent)) * steps_.scale));
     const bool accepted = steps_.scale <= limit || steps_.scale <= safe_scale_;
     if (!accepted) swap_iterates();
     if (std::isfinite(next)) steps_.set(steps_.gamma, next);
@@ -993,7 +994,8 @@ class FbpdEngine {
     }
   }
 
-  /// Primal weight: γ ← √(γ·Δx/Δy), moves since the last restart in the metric of 𝒯⁰, Σ⁰.
+  /// Primal weight: γ ← exp(θ log(Δx/Δy) + (1 − θ) log γ) = √(γ·Δx/Δy) (θ = kPrimalWeightSmoothing),
+  /// with Δx, Δy the moves since the last restart in the metric of 𝒯⁰, Σ⁰.
   void update_primal_weight() {
     double dx2 = static_cast<double>((st_.b - rs_.b_last).squaredNorm()) / steps_.unit.tau0_b, dy2 = 0.0;
     for (Eigen::Index j = 0; j < d_; ++j)
@@ -1010,10 +1012,33 @@ class FbpdEngine {
       dy2 += move / steps_.unit.sigma0[static_cast<std::size_t>(i)];
     }
     if (dx2 > 0.0 && dy2 > 0.0 && std::isfinite(dx2 / dy2))
-      steps_.set_balance(std::exp(0.25 * std::log(dx2 / dy2) + 0.5 * std::log(steps_.gamma)));
+      steps_.set_balance(std::exp(0.5 * kPrimalWeightSmoothing * std::log(dx2 / dy2) +  // log(Δx/Δy) = ½ log(dx2/dy2)
+                                  (1.0 - kPrimalWeightSmoothing) * std::log(steps_.gamma)));
   }
 
-  static constexpr std::int64_t restart_period = 64;
+  // PDLP's constants (Applegate et al., "Practical large-scale linear programming using
+  // primal-dual hybrid gradient", NeurIPS 2021, §3), as published; FbpdOptions::restarts and
+  // ::adaptive_steps document their use.
+  /// Iterations between two checks of the restart criteria (PDLP checks every 64).
+  static constexpr std::int64_t kRestartPeriod = 64;
+  /// Restart when the error fell below this fraction of the error at the last restart (PDLP's β_sufficient).
+  static constexpr double kSufficientDecay = 0.2;
+  /// Restart when below this fraction and rising since the last check (PDLP's β_necessary).
+  static constexpr double kNecessaryDecay = 0.8;
+  /// Restart when the iterations since the last one are this fraction of all (PDLP's β_artificial).
+  static constexpr double kArtificialRestart = 0.36;
+  /// s̄ is damped by 1 − (k+1)^{kStepShrinkExponent} (PDLP's adaptive step size).
+  static constexpr double kStepShrinkExponent = -0.3;
+  /// s may grow by 1 + (k+1)^{kStepGrowthExponent} per iteration (PDLP's adaptive step size).
+  static constexpr double kStepGrowthExponent = -0.6;
+  /// θ of the primal weight update, the weight of the new estimate against the old γ (PDLP's 0.5).
+  static constexpr double kPrimalWeightSmoothing = 0.5;
+  /// The power method stops once its estimate changes by less than this, relative (empirical;
+  /// documented at FbpdOptions::power_iterations).
+  static constexpr double kPowerTolerance = 1e-6;
+  /// A smooth loss's step is τ = kForwardStep/β: the Vũ–Condat condition 1/τ − σ‖T‖² ≥ β/2
+  /// without a dual block (class comment of FBPD, "Smooth losses").
+  static constexpr double kForwardStep = 2.0;
 
   const Problem<Scalar, Index, Order>& problem_;
   const Loss& loss_;
