@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, then builds and runs everything CI checks:
-#   1. the test suite in Release, then again under AddressSanitizer + UBSan (preset asan);
+#   1. the test suite in Release, then the library's tests again under AddressSanitizer + UBSan
+#      (preset asan; the tools' scripts run in Release only: their readers are fuzzed under the
+#      same sanitizers in 5., and the solver registry built sanitized took longer than all the
+#      rest of CI);
 #   2. every example program, and the Python package: installed offline into a venv, its tests
 #      (pytest) and its examples;
 #   3. an install into a temporary prefix and the downstream find_package(sparsemc) example,
@@ -41,7 +44,11 @@ done
 echo "== Python package: pip install --no-build-isolation ./python into a venv, pytest, examples"
 venv=build/python-venv
 [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
-SPARSEMC_BUILD_JOBS=$jobs "$venv/bin/pip" install -q --no-index --no-build-isolation ./python
+# setuptools compiles with $CC: through ccache as well when it is there.
+python_cc=()
+[ ${#SPARSEMC_LAUNCHER[@]} -eq 0 ] ||
+  python_cc=(CC="ccache $(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_config_var("CC"))')")
+env "${python_cc[@]}" SPARSEMC_BUILD_JOBS=$jobs "$venv/bin/pip" install -q --no-index --no-build-isolation ./python
 SPARSEMC_TOOLS=build/release/tools "$venv/bin/python" -m pytest -q -rs python/tests
 (cd "$(mktemp -d)" && for example in "$OLDPWD"/examples/python/*.py; do
    echo "-- $example"
