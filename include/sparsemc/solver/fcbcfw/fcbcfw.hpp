@@ -22,6 +22,9 @@
 #include "../../core/traits.hpp"
 #include "../../core/validate.hpp"
 #include "../../data/problem.hpp"
+#include "../../loss/crammer_singer.hpp"
+#include "../../penalty/l1.hpp"
+#include "../../penalty/none.hpp"
 #include "../../model/linear_model.hpp"
 #include "../solver_base.hpp"
 #include "detail/engine.hpp"
@@ -234,10 +237,10 @@ template <class Loss, class Penalty>
 class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
   using Base = detail::SolverParts<Loss, Penalty, FcbcfwOptions>;
 
-  static_assert(Loss::name == std::string_view("crammer-singer"),
+  static_assert(std::same_as<Loss, CrammerSinger>,
                 "FCBCFW solves the Crammer-Singer / separation ranking loss only (PD-Sparse eq. 2-3): "
                 "use FCBCFW<CrammerSinger, L1>.");
-  static_assert(Penalty::name == std::string_view("l1") || Penalty::name == std::string_view("none"),
+  static_assert(std::same_as<Penalty, L1> || std::same_as<Penalty, NoPenalty>,
                 "FCBCFW solves the elastic net lambda*|W|_1 + mu/2*|W|^2 only: the penalty must be L1 "
                 "(or NoPenalty for lambda = 0), with mu > 0.");
 
@@ -254,7 +257,7 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
 
   /// λ of (1) (0 for NoPenalty).
   [[nodiscard]] double lambda() const noexcept {
-    if constexpr (Penalty::name == std::string_view("none")) return 0.0;
+    if constexpr (std::same_as<Penalty, NoPenalty>) return 0.0;
     else return static_cast<double>(penalty_.lambda);
   }
 

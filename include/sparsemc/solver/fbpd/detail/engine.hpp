@@ -35,6 +35,7 @@
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
 #include "../../../data/problem.hpp"
+#include "../../../loss/crammer_singer.hpp"
 #include "../../../model/linear_model.hpp"
 #include "../../../prox/epigraph_max.hpp"
 #include "../../../prox/simplex.hpp"
@@ -48,9 +49,10 @@
 
 namespace sparsemc::detail {
 
-/// Whether FBPD solves `Loss` exactly through its dual blocks (the Crammer–Singer hinge).
+/// Whether FBPD solves `Loss` exactly through its dual blocks: the Crammer–Singer hinge, whose
+/// dual blocks (simplices) and epigraph the exact steps below project onto in closed form.
 template <class Loss>
-inline constexpr bool fbpd_exact_hinge = Loss::name == std::string_view("crammer-singer");
+inline constexpr bool fbpd_exact_hinge = std::same_as<Loss, CrammerSinger>;
 
 /// The iterates and what is kept between iterations.
 template <RealScalar Scalar>
