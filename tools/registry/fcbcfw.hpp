@@ -23,8 +23,6 @@ struct FcbcfwFamily {
       "PD-Sparse fully-corrective block-coordinate Frank-Wolfe on the dual (Yen et al. 2016)";
   /// Its fit returns the held-out early stop's best model (--heldout).
   static constexpr bool returns_heldout_best = true;
-  /// The dual (14) has no intercept: its Options field must stay false.
-  static constexpr bool intercept = false;
   /// The dual needs the ridge term.
   static std::string requirement(const FitSettings& s) { return s.mu > 0 ? "" : "needs --mu > 0 (the ridge term of its dual)"; }
   static int auto_priority(const FitSettings& s) { return s.mu > 0 ? 10 : 0; }

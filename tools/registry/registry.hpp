@@ -27,11 +27,10 @@
 ///     static constexpr const char* summary = "block coordinate descent, Tseng-Yun line search";
 ///     // --solver auto picks the accepting solver with the highest priority (0 = never).
 ///     static int auto_priority(const FitSettings&) { return 10; }
-///     // Optional: a requirement beyond loss × penalty ("" when met), extra Options setup, and
-///     // `intercept = false` when Options has fit_intercept but the solver rejects it.
+///     // Optional: a requirement beyond loss × penalty ("" when met) and extra Options setup.
+///     // (--intercept is accepted when Options has fit_intercept.)
 ///     static std::string requirement(const FitSettings& s) { return ""; }
 ///     template <class Options> static void configure(Options&, const FitSettings&) {}
-///     static constexpr bool intercept = true;
 ///     // Only for a solver of another problem than (1) (fbpd-epi): what its stop means; every
 ///     // solver of (1) stops on the relative duality gap of (1) <= tol, which --tol's help says.
 ///     static constexpr const char* stop = "...";
@@ -492,10 +491,7 @@ SolverSpec make_spec() {
   spec.layout = Family::layout == Eigen::ColMajor ? "CSC" : "CSR";
   spec.losses = names_of(typename Family::Losses{});
   spec.penalties = names_of(typename Family::Penalties{});
-  if constexpr (requires { Family::intercept; })
-    spec.intercept = Family::intercept;  // a family whose Options has the field but rejects true
-  else
-    spec.intercept = requires { defaults.fit_intercept; };
+  spec.intercept = requires { defaults.fit_intercept; };
   spec.seeded = requires { defaults.seed; };
   if constexpr (requires { defaults.tol; }) spec.default_tol = static_cast<double>(defaults.tol);
   if constexpr (requires { Family::default_max_epochs; })

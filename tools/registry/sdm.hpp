@@ -21,8 +21,6 @@ struct SdmFamily {
   static constexpr const char* name = "sdm";
   static constexpr const char* summary =
       "sequential dual method for the ridge-only Crammer-Singer SVM (Keerthi et al. 2008, LIBLINEAR -s 4)";
-  /// The dual has no intercept: its Options have none.
-  static constexpr bool intercept = false;
   static std::string requirement(const FitSettings& s) {
     if (s.lambda != 0.0 && s.penalty != "none") return "needs --lambda 0 (the ridge-only Crammer-Singer SVM)";
     if (!(s.mu > 0.0)) return "needs --mu > 0 (the ridge term of its dual)";

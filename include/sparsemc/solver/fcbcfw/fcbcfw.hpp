@@ -99,8 +99,6 @@ struct FcbcfwOptions {
   double time_limit = 0.0;
   /// Seeds the sample order, the hash permutation π, ties at score 0 and the sampling (24)–(25).
   std::uint64_t seed = 0;
-  /// Must stay false: the dual (14) has no intercept (append a bias feature instead).
-  bool fit_intercept = false;
   /// Print one line per epoch to std::cerr.
   bool verbose = false;
   /// Greedy search (20), or the bi-stochastic approximation (24)–(25) of §3.2.
@@ -138,8 +136,6 @@ struct FcbcfwOptions {
   /// Throws std::invalid_argument naming the first bad field.
   void validate() const {
     detail::require_stopping_rule(tol, max_epochs, time_limit);
-    if (fit_intercept)
-      detail::fail_option("fit_intercept", "false for fcbcfw (the dual has no intercept; add a bias feature)", "true");
     if (class_partitions < 1) detail::fail_option("class_partitions", ">= 1", class_partitions);
     if (!(speedup == 0.0 || speedup >= 1.0) || !std::isfinite(speedup))
       detail::fail_option("speedup", "0 (automatic) or >= 1", speedup);
