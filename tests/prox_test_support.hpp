@@ -16,13 +16,15 @@
 
 #include <sparsemc/core/rng.hpp>
 
+#include "skip.hpp"
+
 namespace prox_test {
 
 using Real = long double;
 using RealVec = std::vector<Real>;
 
 /// True under the sanitizer CI run: tests shrink their trial counts.
-inline bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+using sparsemc_test::sanitizer_run;
 
 /// Trials to run: `full` normally, a tenth (at least 2) under sanitizers.
 inline int trials(int full) { return sanitizer_run() ? std::max(2, full / 10) : full; }

@@ -3,6 +3,7 @@
 // (objective.hpp, whose gradients test_fista checks against finite differences).
 #include <catch2/catch.hpp>
 
+#include "random_problem.hpp"
 #include "skip.hpp"
 
 #include <sparsemc/core/callbacks.hpp>
@@ -38,7 +39,7 @@ namespace sparsemc::scd_test {
 
 using namespace sparsemc;
 
-inline bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+using sparsemc_test::sanitizer_run;
 
 template <class Scalar>
 constexpr double eps_of() {
@@ -47,45 +48,8 @@ constexpr double eps_of() {
 
 inline double rel(double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-300}); }
 
-/// An owning random CSC problem: X (n × d, about `density` filled, entries in [−1, 1) of both
-/// signs), every class present, weights c_i ∈ [0.5, 2) when `weighted`; with `multilabel`, each
-/// sample gets each class with probability ½ (some get none, some all).
-template <class Scalar, class Index = std::int32_t>
-struct RandomProblem {
-  Eigen::SparseMatrix<Scalar, Eigen::ColMajor, Index> A;
-  LabelSets labels;
-  std::vector<Scalar> weights;
-
-  RandomProblem(Index n, Index d, ClassIndex K, double density, std::uint64_t seed, bool weighted,
-                bool multilabel = false)
-      : labels(K) {
-    Rng rng(seed);
-    std::vector<Eigen::Triplet<Scalar, Index>> triplets;
-    for (Index i = 0; i < n; ++i)
-      for (Index j = 0; j < d; ++j)
-        if (uniform_real(rng) < density) triplets.emplace_back(i, j, static_cast<Scalar>(2 * uniform_real(rng) - 1));
-    A.resize(n, d);
-    A.setFromTriplets(triplets.begin(), triplets.end());
-    A.makeCompressed();
-    if (multilabel) {
-      for (Index i = 0; i < n; ++i) {
-        std::vector<ClassIndex> set;
-        for (ClassIndex k = 0; k < K; ++k)
-          if (uniform_real(rng) < 0.5 || (i < K && k == static_cast<ClassIndex>(i))) set.push_back(k);
-        labels.push_back(set);
-      }
-    } else {
-      std::vector<ClassIndex> y(static_cast<std::size_t>(n));
-      for (Index i = 0; i < n; ++i)
-        y[static_cast<std::size_t>(i)] =
-            static_cast<ClassIndex>(i < K ? i : static_cast<Index>(uniform_index(rng, static_cast<std::uint64_t>(K))));
-      labels = LabelSets::multiclass(y, K);
-    }
-    if (weighted)
-      for (Index i = 0; i < n; ++i) weights.push_back(static_cast<Scalar>(0.5 + 1.5 * uniform_real(rng)));
-  }
-  [[nodiscard]] CscProblem<Scalar, Index> problem() const { return {CscView<Scalar, Index>(A), labels.view(), weights}; }
-};
+using sparsemc_test::RandomLabels;
+using sparsemc_test::RandomProblem;
 
 /// A random W (d × K) with about a third of the rows zero and b (K).
 template <class Scalar>
@@ -199,7 +163,7 @@ double fista_optimum(const RandomProblem<Scalar>& rp, const Penalty& penalty, bo
 /// FISTA's optimum.
 template <class Loss, class Penalty, class Scalar>
 void check_smooth_variants(const Penalty& penalty, bool intercept, bool multilabel, CoordinateOrder order) {
-  RandomProblem<Scalar> rp(60, 14, 3, 0.4, 31, true, multilabel);
+  RandomProblem<Scalar> rp(60, 14, 3, 0.4, 31, true, multilabel ? RandomLabels::each_class : RandomLabels::multiclass);
   const auto problem = rp.problem();
   const double reference = fista_optimum<Loss>(rp, penalty, intercept);
   const double tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-9;

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <set>
 #include <sstream>
 #include <string>
@@ -25,6 +26,10 @@ inline std::vector<SkipRecord>& skip_records() {
   static std::vector<SkipRecord> records;
   return records;
 }
+
+/// Whether this is the sanitizer run (SPARSEMC_SANITIZER_RUN set by the asan test preset), which
+/// skips what it has no time for.
+inline bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
 
 inline void record_skip(const std::string& reason, bool whole_case) {
   skip_records().push_back({Catch::getResultCapture().getCurrentTestName(), reason, whole_case});

@@ -6,6 +6,8 @@
 
 // Epochs must not allocate (the probe: alloc_probe.hpp, first, before any Eigen include).
 #include "alloc_probe.hpp"
+#include "random_problem.hpp"
+#include "skip.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -33,43 +35,10 @@ using namespace sparsemc;
 
 namespace {
 
-bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+using sparsemc_test::sanitizer_run;
 
-/// An owning random CSC problem: X (n × d, about `density` filled, entries in [−1, 1)), one
-/// class per sample (every class present) or, with `multilabel`, 0–3 classes per sample, and
-/// optional weights c_i ∈ [0.5, 2).
-template <class Scalar, class Index = std::int32_t>
-struct RandomProblem {
-  CscMatrix<Scalar, Index> A;
-  LabelSets labels;
-  std::vector<Scalar> weights;
-
-  RandomProblem(Index n, Index d, ClassIndex K, double density, std::uint64_t seed, bool weighted = false,
-                bool multilabel = false)
-      : labels(K) {
-    Rng rng(seed);
-    std::vector<Eigen::Triplet<Scalar, Index>> triplets;
-    for (Index i = 0; i < n; ++i)
-      for (Index j = 0; j < d; ++j)
-        if (uniform_real(rng) < density) triplets.emplace_back(i, j, static_cast<Scalar>(2 * uniform_real(rng) - 1));
-    A.resize(n, d);
-    A.setFromTriplets(triplets.begin(), triplets.end());
-    A.makeCompressed();
-    for (Index i = 0; i < n; ++i) {
-      std::vector<ClassIndex> classes;
-      if (!multilabel) {
-        classes.push_back(static_cast<ClassIndex>(i < K ? i : static_cast<Index>(uniform_index(rng, K))));
-      } else {
-        const auto count = uniform_index(rng, 4);
-        for (std::uint64_t c = 0; c < count; ++c) classes.push_back(static_cast<ClassIndex>(uniform_index(rng, K)));
-      }
-      labels.push_back(classes);
-    }
-    if (weighted)
-      for (Index i = 0; i < n; ++i) weights.push_back(static_cast<Scalar>(0.5 + 1.5 * uniform_real(rng)));
-  }
-  [[nodiscard]] CscProblem<Scalar, Index> problem() const { return {CscView<Scalar, Index>(A), labels.view(), weights}; }
-};
+using sparsemc_test::RandomLabels;
+using sparsemc_test::RandomProblem;
 
 double rel(double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-300}); }
 
@@ -114,7 +83,7 @@ template <class Loss, class Scalar>
 void check_kernel(bool multilabel) {
   const ClassIndex K = 5;
   const std::int32_t n = 60, d = 12;
-  RandomProblem<Scalar> rp(n, d, K, 0.35, 3, true, multilabel);
+  RandomProblem<Scalar> rp(n, d, K, 0.35, 3, true, multilabel ? RandomLabels::up_to_three : RandomLabels::multiclass);
   const auto problem = rp.problem();
   auto [W, b] = random_point<Scalar>(d, K, 9, 0.6);
   const Loss loss;
@@ -573,7 +542,7 @@ TEST_CASE("BlockCD handles inert columns, W = 0 optima, budgets and bad options"
   CHECK_THROWS_AS(Solver({}, {}).fit(problem, wrong), std::invalid_argument);
 
   // A multiclass loss refuses multilabel data.
-  RandomProblem<double> ml(50, 8, 3, 0.4, 2, false, true);
+  RandomProblem<double> ml(50, 8, 3, 0.4, 2, false, RandomLabels::up_to_three);
   CHECK_THROWS_AS(Solver({}, {.lambda = 1e-3}).fit(ml.problem()), std::invalid_argument);
 
   // Non-finite data is a numerical issue, not a crash or a hang.
@@ -699,7 +668,7 @@ TEST_CASE("fit_path: strong-rule screening gives the unscreened path, KKT on eve
     check_screened_path<SquaredHinge, L1Linf>(problem, false, small ? 5 : 12, 1e-8, 1e-7);
   }
   SECTION("random, one-vs-rest (multilabel) and logistic, weighted, float") {
-    const RandomProblem<double> multilabel(small ? 80 : 200, small ? 50 : 120, 5, 0.08, 11, true, true);
+    const RandomProblem<double> multilabel(small ? 80 : 200, small ? 50 : 120, 5, 0.08, 11, true, RandomLabels::up_to_three);
     check_screened_path<OvrSquaredHinge, L1>(multilabel.problem(), false, small ? 4 : 10, 1e-8, 1e-7);
     const RandomProblem<double> weighted(small ? 80 : 200, small ? 50 : 120, 3, 0.08, 13, true);
     check_screened_path<Logistic, L1L2>(weighted.problem(), true, small ? 4 : 10, 1e-8, 1e-7);

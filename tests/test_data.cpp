@@ -281,7 +281,7 @@ TEMPLATE_LIST_TEST_CASE("compact features: X P keeps every entry, renumbered ont
   // Both ways of finding the used columns and both lookups: d ≤ nnz (a bitmap, a dense
   // table) and d ≫ nnz (a sorted copy, binary search).
   const std::int64_t huge = std::numeric_limits<std::int32_t>::max();
-  for (const auto [stride, d] : {std::pair<std::int64_t, std::int64_t>{1, 45}, {(huge - 4) / 40, huge}}) {
+  for (const auto& [stride, d] : {std::pair<std::int64_t, std::int64_t>{1, 45}, {(huge - 4) / 40, huge}}) {
     const CsrMatrix<Scalar, Index> X = spread_columns(narrow, stride, d);
     std::set<std::int64_t> occurring;
     for (Index k = 0; k < X.nonZeros(); ++k) occurring.insert(X.innerIndexPtr()[k]);

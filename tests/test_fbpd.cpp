@@ -40,7 +40,7 @@ namespace {
 
 using Dense = Eigen::MatrixXd;
 
-bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+using sparsemc_test::sanitizer_run;
 
 /// An owning random multiclass problem: X (n × d, about `density` filled, entries in [−1, 1)),
 /// every class present, optional weights c_i in [0.5, 2).

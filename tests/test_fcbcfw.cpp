@@ -42,7 +42,7 @@ namespace {
 using Solver = FCBCFW<CrammerSinger, L1>;
 using Dense = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+using sparsemc_test::sanitizer_run;
 
 // ---------------------------------------------------------------------------------------------
 // Data: a minimal LIBSVM text reader (labels "l" or "l1,l2"), and generators.

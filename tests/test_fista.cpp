@@ -4,6 +4,7 @@
 
 // Iterations must not allocate (the probe: alloc_probe.hpp, first, before any Eigen include).
 #include "alloc_probe.hpp"
+#include "random_problem.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -41,35 +42,13 @@ namespace {
 template <class Scalar>
 using Dense = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
 
-/// An owning random problem: X (n × d, about `density` filled, entries in [−1, 1)), labels
-/// (every class present), weights c_i in [0.5, 2) when `weighted`.
-template <class Scalar, class Index, int Order>
-struct RandomProblem {
-  Eigen::SparseMatrix<Scalar, Order, Index> A;
-  LabelSets labels;
-  std::vector<Scalar> weights;
+using sparsemc_test::RandomProblem;
 
-  RandomProblem(Index n, Index d, ClassIndex K, double density, std::uint64_t seed, bool weighted) {
-    Rng rng(seed);
-    std::vector<Eigen::Triplet<Scalar, Index>> triplets;
-    for (Index i = 0; i < n; ++i)
-      for (Index j = 0; j < d; ++j)
-        if (uniform_real(rng) < density) triplets.emplace_back(i, j, static_cast<Scalar>(2 * uniform_real(rng) - 1));
-    A.resize(n, d);
-    A.setFromTriplets(triplets.begin(), triplets.end());
-    A.makeCompressed();
-    std::vector<ClassIndex> y(static_cast<std::size_t>(n));
-    for (Index i = 0; i < n; ++i)
-      y[static_cast<std::size_t>(i)] = static_cast<ClassIndex>(i < K ? i : static_cast<Index>(uniform_index(rng, static_cast<std::uint64_t>(K))));
-    labels = LabelSets::multiclass(y, K);
-    if (weighted)
-      for (Index i = 0; i < n; ++i) weights.push_back(static_cast<Scalar>(0.5 + 1.5 * uniform_real(rng)));
-  }
-  [[nodiscard]] Problem<Scalar, Index, Order> problem() const {
-    return {SparseView<Scalar, Index, Order>(A), labels.view(), weights};
-  }
-  [[nodiscard]] Dense<double> dense() const { return Dense<double>(A.template cast<double>()); }
-};
+/// X of a random problem as a dense double matrix (the textbook formulas' input).
+template <class Scalar, class Index, int Order>
+Dense<double> dense_of(const RandomProblem<Scalar, Index, Order>& rp) {
+  return Dense<double>(rp.A.template cast<double>());
+}
 
 /// ℓ(s, y) by the textbook formula, in double, for each loss (independent of loss/).
 template <class Loss>
@@ -111,7 +90,7 @@ template <class Loss, class Penalty, class Scalar, class Index, int Order>
 double brute_objective(const RandomProblem<Scalar, Index, Order>& rp, const Penalty& penalty,
                        const LinearModel<Scalar>& model) {
   const auto problem = rp.problem();
-  const Dense<double> X = rp.dense();
+  const Dense<double> X = dense_of(rp);
   const Dense<double> W = model.dense().template cast<double>();
   Dense<double> S = X * W;
   if (model.has_intercept()) S.rowwise() += model.intercept().template cast<double>().transpose();
@@ -149,7 +128,7 @@ void check_objective_against_dense() {
   const ClassIndex K = 4;
   RandomProblem<Scalar, Index, Order> rp(37, 15, K, 0.3, 11, true);
   const auto problem = rp.problem();
-  const Dense<double> X = rp.dense();
+  const Dense<double> X = dense_of(rp);
   Rng rng(5);
   ClassMatrix<Scalar> W(15, K);
   for (Eigen::Index j = 0; j < W.rows(); ++j)
@@ -259,7 +238,7 @@ TEST_CASE("zero-weight samples are skipped and the Lipschitz estimate bounds the
   rp.weights[3] = 0;
   const auto problem = rp.problem();
   // ‖X̃ᵀCX̃/n‖₂ against Eigen's dense eigen-solver.
-  Dense<double> X = rp.dense();
+  Dense<double> X = dense_of(rp);
   Dense<double> Xt(X.rows(), X.cols() + 1);
   Xt << X, Eigen::VectorXd::Ones(X.rows());
   Eigen::VectorXd c(X.rows());

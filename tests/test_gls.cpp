@@ -29,24 +29,26 @@
 #include <string>
 #include <vector>
 
+#include "skip.hpp"
+
 using namespace sparsemc;
 
 namespace {
 
-bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+using sparsemc_test::sanitizer_run;
 
 /// An owning random problem with correlated (ill-conditioned) features: X = U·M with M mixing
 /// columns, labels from a planted linear model, every class present; both a sparse CSR copy
 /// and a dense row-major copy of the same X.
 template <class Scalar>
-struct RandomProblem {
+struct PlantedProblem {
   using RowMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   RowMatrix dense;
   Eigen::SparseMatrix<Scalar, Eigen::RowMajor, std::int32_t> sparse;
   LabelSets labels;
   std::vector<Scalar> weights;
 
-  RandomProblem(Eigen::Index n, Eigen::Index d, ClassIndex K, double density, std::uint64_t seed, bool weighted) {
+  PlantedProblem(Eigen::Index n, Eigen::Index d, ClassIndex K, double density, std::uint64_t seed, bool weighted) {
     Rng rng(seed);
     dense = RowMatrix::Zero(n, d);
     for (Eigen::Index i = 0; i < n; ++i)
@@ -87,7 +89,7 @@ constexpr double objective_tol() {
 /// F of (1) with ridge μ at a model, by the textbook formulas in double on the dense copy of X
 /// (independent of objective.hpp and of the solvers).
 template <class Loss, class Scalar>
-double brute_objective(const RandomProblem<Scalar>& data, double mu, const LinearModel<Scalar>& model) {
+double brute_objective(const PlantedProblem<Scalar>& data, double mu, const LinearModel<Scalar>& model) {
   const Eigen::MatrixXd X = data.dense.template cast<double>();
   const Eigen::MatrixXd W = model.dense().template cast<double>();
   Eigen::MatrixXd S = X * W;
@@ -125,7 +127,7 @@ double reference_objective(const Prob& problem, double mu, bool intercept) {
 
 TEMPLATE_TEST_CASE("GLS softmax reaches FISTA's optimum of logistic + ridge", "[gls]", float, double) {
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(sanitizer_run() ? 80 : 300, 25, 4, 0.4, 7, false);
+  const PlantedProblem<Scalar> data(sanitizer_run() ? 80 : 300, 25, 4, 0.4, 7, false);
   for (const bool intercept : {false, true}) {
     for (const double mu : {1e-2, 1e-4}) {
       CAPTURE(intercept, mu);
@@ -156,7 +158,7 @@ TEMPLATE_TEST_CASE("GLS softmax reaches FISTA's optimum of logistic + ridge", "[
 
 TEMPLATE_TEST_CASE("GLS with sample weights and CSC data", "[gls]", float, double) {
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(sanitizer_run() ? 60 : 200, 15, 3, 0.5, 11, true);
+  const PlantedProblem<Scalar> data(sanitizer_run() ? 60 : 200, 15, 3, 0.5, 11, true);
   const double mu = 1e-3;
   const double F_ref = reference_objective<Logistic>(data.csr(), mu, true);
   const Eigen::SparseMatrix<Scalar, Eigen::ColMajor, std::int32_t> csc = data.sparse;
@@ -174,7 +176,7 @@ TEMPLATE_TEST_CASE("GLS quasi-Newton: the one-pass dense step follows the two-pa
   // Dense X takes the full step's products XΔ and XᵀD in one pass over row chunks (fused_trial);
   // sparse X in two. More rows than one chunk (512 here), weights and an intercept.
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(sanitizer_run() ? 600 : 1500, 15, 3, 0.5, 19, true);
+  const PlantedProblem<Scalar> data(sanitizer_run() ? 600 : 1500, 15, 3, 0.5, 19, true);
   const GLS gls(Logistic{}, NoPenalty{.mu = 1e-4},
                 GLSOptions{.tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-8, .max_epochs = 400, .fit_intercept = true,
                            .memory = 5, .single_precision_gram = false, .curvature_refresh = 0});
@@ -204,7 +206,7 @@ TEMPLATE_TEST_CASE("GLS set-up: tiled and single-precision second moments", "[gl
   using RowMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using Square = detail::gls::SquareMatrix<Scalar>;
   const Eigen::Index n = sanitizer_run() ? 300 : 1300, p = sanitizer_run() ? 270 : 600;
-  const RandomProblem<Scalar> data(n, p, 3, 0.7, 23, false);
+  const PlantedProblem<Scalar> data(n, p, 3, 0.7, 23, false);
   const RowMatrix& X = data.dense;
   Square serial = Square::Zero(p, p), tiled = Square::Constant(p, p, Scalar(7)), single = Square::Zero(p, p);
   serial.template selfadjointView<Eigen::Lower>().rankUpdate(X.transpose());
@@ -232,7 +234,7 @@ TEMPLATE_TEST_CASE("GLS with a single-precision second moment reaches the same o
   // Σ̂ only preconditions: formed in float, the quasi-Newton and plain iterations still converge
   // to the minimiser of (1), and the identity link to the closed-form ridge solution.
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(sanitizer_run() ? 200 : 1200, 30, 4, 0.5, 29, true);
+  const PlantedProblem<Scalar> data(sanitizer_run() ? 200 : 1200, 30, 4, 0.5, 29, true);
   const double tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-9;
   for (const int memory : {0, 10}) {
     CAPTURE(memory);
@@ -261,7 +263,7 @@ TEMPLATE_TEST_CASE("GLS quasi-Newton with curvature refreshes reaches the same o
   // changes the metric, not the minimiser: dense (double and single-precision Σ̂) and sparse X,
   // weights and an intercept, against FISTA's objective.
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(sanitizer_run() ? 150 : 600, 25, 4, 0.5, 31, true);
+  const PlantedProblem<Scalar> data(sanitizer_run() ? 150 : 600, 25, 4, 0.5, 31, true);
   const double mu = 1e-4;
   const double F_ref = reference_objective<Logistic>(data.csr(), mu, true);
   for (const bool single : {false, true}) {
@@ -285,7 +287,7 @@ TEMPLATE_TEST_CASE("GLS quasi-Newton with curvature refreshes reaches the same o
 TEMPLATE_TEST_CASE("GLS Algorithm 1 is monotone, stops on the gap and reports the gradient norm", "[gls]", float,
                    double) {
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(150, 20, 5, 0.5, 3, false);
+  const PlantedProblem<Scalar> data(150, 20, 5, 0.5, 3, false);
   const double tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-8;
   const GLS gls(Logistic{}, NoPenalty{.mu = 1e-3}, GLSOptions{.tol = tol, .max_epochs = 100000, .memory = 0});
   History history;
@@ -322,7 +324,7 @@ TEMPLATE_TEST_CASE("GLS Algorithm 1 is monotone, stops on the gap and reports th
 
 TEMPLATE_TEST_CASE("GLS identity link is the closed-form ridge solution", "[gls]", float, double) {
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(120, 18, 4, 0.6, 5, true);
+  const PlantedProblem<Scalar> data(120, 18, 4, 0.6, 5, true);
   for (const bool intercept : {false, true}) {
     CAPTURE(intercept);
     const double mu = 1e-2;
@@ -351,7 +353,7 @@ TEMPLATE_TEST_CASE("GLS identity link is the closed-form ridge solution", "[gls]
 
 TEMPLATE_TEST_CASE("GLS warm start, callbacks, time limit and options", "[gls]", float, double) {
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(100, 12, 3, 0.5, 9, false);
+  const PlantedProblem<Scalar> data(100, 12, 3, 0.5, 9, false);
   const GLSOptions options{.tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-8, .fit_intercept = true};
   const GLS gls(Logistic{}, NoPenalty{.mu = 1e-2}, options);
   const auto cold = gls.fit(data.csr());
@@ -375,7 +377,7 @@ TEMPLATE_TEST_CASE("GLS warm start, callbacks, time limit and options", "[gls]",
   CHECK_THROWS_AS(GLS(Logistic{}, NoPenalty{.mu = -1}), std::invalid_argument);
   CHECK_THROWS_AS(GLS(Logistic{}, NoPenalty{.mu = 0}, GLSOptions{.lipschitz = -1}), std::invalid_argument);
   // A singular Σ̂ (d > n, μ = 0) still factorises thanks to the documented small ridge.
-  const RandomProblem<Scalar> wide(10, 30, 3, 0.8, 2, false);
+  const PlantedProblem<Scalar> wide(10, 30, 3, 0.8, 2, false);
   const auto result = GLS(LeastSquares{}, NoPenalty{.mu = 0}, GLSOptions{.max_epochs = 5}).fit(wide.csr());
   CHECK(std::isfinite(result.info.objective));
 }
@@ -384,7 +386,7 @@ TEMPLATE_TEST_CASE("GLS warm start, callbacks, time limit and options", "[gls]",
 /// ≥ F − F* and (F − F*)/|F*| ≤ 10⁻³ against FISTA's F* (tol 10⁻¹⁰, double, same values), F
 /// recomputed independently; sparse and dense X.
 template <class Loss, class Scalar>
-void check_default_gls(const RandomProblem<Scalar>& data, const RandomProblem<double>& twin, double mu, bool intercept) {
+void check_default_gls(const PlantedProblem<Scalar>& data, const PlantedProblem<double>& twin, double mu, bool intercept) {
   const auto tight = ProxGradient(Loss{}, NoPenalty{.mu = mu},
                                   ProxGradientOptions{.tol = 1e-10, .max_epochs = 200000, .fit_intercept = intercept})
                          .fit(twin.csr());
@@ -414,8 +416,8 @@ TEMPLATE_TEST_CASE("GLS at default options is certified within 1e-3 of FISTA's o
                    double) {
   using Scalar = TestType;
   const auto run = [](Eigen::Index n, Eigen::Index d, std::uint64_t seed) {
-    const RandomProblem<Scalar> data(n, d, 3, 0.4, seed, true);
-    RandomProblem<double> twin(1, 1, 1, 0.0, 0, false);
+    const PlantedProblem<Scalar> data(n, d, 3, 0.4, seed, true);
+    PlantedProblem<double> twin(1, 1, 1, 0.0, 0, false);
     twin.dense = data.dense.template cast<double>();
     twin.sparse = twin.dense.sparseView();
     twin.sparse.makeCompressed();
@@ -434,7 +436,7 @@ TEMPLATE_TEST_CASE("GLS at default options is certified within 1e-3 of FISTA's o
 TEMPLATE_TEST_CASE("GLS's gap on dense X equals the shared certificate on the sparse copy", "[gls][gap]", float,
                    double) {
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(60, 15, 4, 0.5, 43, true);
+  const PlantedProblem<Scalar> data(60, 15, 4, 0.5, 43, true);
   Rng rng(44);
   for (const bool intercept : {false, true})
     for (const double mu : {0.0, 1e-3}) {
@@ -480,7 +482,7 @@ TEST_CASE("GLS on dna matches FISTA", "[gls][data]") {
 
 TEMPLATE_TEST_CASE("CalibratedLS: the training square loss never increases", "[gls][calibrated]", float, double) {
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(sanitizer_run() ? 100 : 400, 20, 4, 0.5, 21, true);
+  const PlantedProblem<Scalar> data(sanitizer_run() ? 100 : 400, 20, 4, 0.5, 21, true);
   for (const bool intercept : {false, true}) {
     CAPTURE(intercept);
     const CalibratedLS solver(LeastSquares{}, NoPenalty{.mu = 1e-4},
@@ -527,7 +529,7 @@ TEMPLATE_TEST_CASE("CalibratedLS: the training square loss never increases", "[g
 TEMPLATE_TEST_CASE("Stagewise: monotone training loss, save/load reproduces predictions", "[gls][stagewise]", float,
                    double) {
   using Scalar = TestType;
-  const RandomProblem<Scalar> data(sanitizer_run() ? 80 : 300, 30, 4, 0.5, 31, false);
+  const PlantedProblem<Scalar> data(sanitizer_run() ? 80 : 300, 30, 4, 0.5, 31, false);
   const auto check_monotone = [](const History& h) {
     for (std::size_t e = 1; e < h.epochs.size(); ++e)
       CHECK(h.epochs[e].objective <= h.epochs[e - 1].objective * (1 + 1e-6));

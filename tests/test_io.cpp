@@ -53,7 +53,7 @@ namespace {
 using ScalarIndexPairs = std::tuple<std::tuple<float, std::int32_t>, std::tuple<float, std::int64_t>,
                                     std::tuple<double, std::int32_t>, std::tuple<double, std::int64_t>>;
 
-bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+using sparsemc_test::sanitizer_run;
 
 // Row i of X as (column, value) pairs.
 template <class Scalar, class Index>

@@ -20,6 +20,8 @@
 #include <span>
 #include <vector>
 
+#include "skip.hpp"
+
 using namespace sparsemc;
 
 // ---------------------------------------------------------------------------------------------
@@ -59,7 +61,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
-bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+using sparsemc_test::sanitizer_run;
 
 // The class counts every test sweeps (1000 shrinks under sanitizers).
 std::vector<std::size_t> class_counts() {

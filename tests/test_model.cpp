@@ -1189,7 +1189,7 @@ std::vector<std::string> v3_lines() {
           "lambda 0.01", "mu 0", "status converged", "rows 2", "entries 6", "layout dense",
           "0 1 2 3", "3 -1 0 0.25", "end"};
 }
-bool sanitized() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+using sparsemc_test::sanitizer_run;
 }  // namespace
 
 TEST_CASE("native format version 3: an end marker and a count, so a cut file is an error", "[model][io]") {
@@ -1284,7 +1284,7 @@ TEST_CASE("header counts are checked against the file before they size anything"
 
 TEST_CASE("label tables are checked in O(K log K): 10^6 labels load in under a second", "[model][io]") {
   // Issue 17, defect 3: a LIBLINEAR model of 300,000 labels took > 20 s to load.
-  const int K = sanitized() ? 100000 : 1000000;
+  const int K = sanitizer_run() ? 100000 : 1000000;
   std::string labels;
   for (int k = 0; k < K; ++k) labels += ' ' + std::to_string((k * 7919LL) % K - K / 2);
   const std::string native = "sparsemc-model 3\nscalar double\nn_features 1\nn_classes " + std::to_string(K) + "\nlabels" +
@@ -1298,7 +1298,7 @@ TEST_CASE("label tables are checked in O(K log K): 10^6 labels load in under a s
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     REQUIRE(model.n_classes() == K);
     INFO("load time " << seconds << " s");
-    if (!sanitized()) CHECK(seconds < 1.0);
+    if (!sanitizer_run()) CHECK(seconds < 1.0);
   }
   // A repeated label is still found, at its second occurrence.
   auto e = model_error("solver_type MCSVM_CS\nnr_class 4\nlabel 5 6 7 6\nnr_feature 0\nbias -1\nw\n", parse_liblinear);

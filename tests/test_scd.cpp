@@ -20,7 +20,7 @@ void check_smooth_kernel(bool multilabel) {
   using Need = detail::CoordinateNeed;
   const ClassIndex K = 4;
   const Index n = 37, d = 11;
-  RandomProblem<Scalar> rp(n, d, K, 0.35, 3, true, multilabel);
+  RandomProblem<Scalar> rp(n, d, K, 0.35, 3, true, multilabel ? RandomLabels::each_class : RandomLabels::multiclass);
   const auto problem = rp.problem();
   // References, not a structured binding: the lambda below captures them (clang 14 cannot
   // capture bindings).
@@ -128,7 +128,7 @@ TEMPLATE_TEST_CASE("scd kernels: the Crammer-Singer subgradient component matche
     INFO((multilabel ? "multilabel" : "multiclass"));
     const ClassIndex K = 5;
     const Index n = 41, d = 9;
-    RandomProblem<Scalar> rp(n, d, K, 0.4, 8, true, multilabel);
+    RandomProblem<Scalar> rp(n, d, K, 0.4, 8, true, multilabel ? RandomLabels::each_class : RandomLabels::multiclass);
     const auto problem = rp.problem();
     auto [W, b] = random_point<Scalar>(d, K, 4);
     b.setZero();
@@ -271,7 +271,7 @@ TEST_CASE("scd: options are validated with the field's name; wrong problems are 
   CHECK(SCD<OvrSquaredHinge, L1, Smooth>::name == "scd");
   CHECK(Rda::name == "scd-rda");
   // SquaredHinge is multiclass: a multilabel problem is an error.
-  RandomProblem<double> ml(20, 5, 3, 0.5, 1, false, true);
+  RandomProblem<double> ml(20, 5, 3, 0.5, 1, false, RandomLabels::each_class);
   SCD<SquaredHinge, L1, Adaptive> sh({}, {.lambda = 0.1});
   CHECK_THROWS_AS(sh.fit(ml.problem()), std::invalid_argument);
   // W = 0 optimal (λ ≥ λ_max): a cold start returns it at once.
@@ -351,7 +351,7 @@ TEST_CASE("scd-rda: the strongly convex schedule (mu > 0) and the last iterate; 
   const auto l = last.fit(problem);
   CHECK(rel(l.info.objective, optimum) <= 1e-3);
   // Crammer–Singer multilabel (separation ranking loss) runs and decreases F.
-  RandomProblem<double> ml(60, 10, 4, 0.5, 41, false, true);
+  RandomProblem<double> ml(60, 10, 4, 0.5, 41, false, RandomLabels::each_class);
   History history;
   SCD<CrammerSinger, L1, NonsmoothRDA> rda({}, {.lambda = 0.01, .mu = 0}, {.tol = 1e-12, .max_epochs = 200});
   const auto m = rda.fit(ml.problem(), history);
