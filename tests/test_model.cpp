@@ -5,6 +5,7 @@
 #include "skip.hpp"
 
 #include <sparsemc/core/rng.hpp>
+#include <sparsemc/io/any_model.hpp>
 #include <sparsemc/io/liblinear_model.hpp>
 #include <sparsemc/io/libsvm_reader.hpp>
 #include <sparsemc/io/model_io.hpp>
@@ -1347,4 +1348,23 @@ TEST_CASE("model files: I/O errors name the file, and saving is atomic", "[model
   REQUIRE(fs::file_size(dir / "m.model") == before);
   REQUIRE(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 2);
   fs::remove_all(dir);
+}
+
+TEST_CASE("load_any_model tells the formats apart by their first word and reads a stream once", "[model][io]") {
+  const auto native = io::parse_model<double>(join(v3_lines()), "m");
+  auto linear_of = [](const io::AnyModel<double>& loaded) {
+    REQUIRE(std::holds_alternative<LinearModel<double>>(loaded));
+    return std::get<LinearModel<double>>(loaded);
+  };
+  // Native, from a stream (the way a pipe reaches it): the same bits as parse_model.
+  std::istringstream native_stream(io::format_model(native));
+  const LinearModel<double> from_stream = linear_of(io::load_any_model<double>(native_stream, "pipe"));
+  CHECK(io::format_model(from_stream) == io::format_model(native));
+  // LIBLINEAR: the same model as load_liblinear_model reads.
+  const std::string liblinear = io::format_liblinear_model(native);
+  CHECK(io::format_model(linear_of(io::parse_any_model<double>(liblinear, "l"))) ==
+        io::format_model(io::parse_liblinear_model<double>(liblinear, "l")));
+  // Anything else is the native reader's error at 1:1.
+  REQUIRE_THROWS_WITH(io::parse_any_model<double>("solver type\n", "x"), Catch::StartsWith("x:1:1: "));
+  REQUIRE_THROWS_WITH(io::parse_any_model<double>("", "empty"), Catch::StartsWith("empty:"));
 }

@@ -20,10 +20,12 @@
 #include <ostream>
 #include <string>
 #include <system_error>
+#include <variant>
 #include <vector>
 
 #include <sparsemc/core/stopwatch.hpp>
 #include <sparsemc/data/dataset.hpp>
+#include <sparsemc/io/any_model.hpp>
 #include <sparsemc/io/liblinear_model.hpp>
 #include <sparsemc/io/libsvm.hpp>
 #include <sparsemc/io/model_io.hpp>
@@ -224,23 +226,24 @@ Dataset<Scalar> append_bias(const Dataset<Scalar>& data, double bias) {
   return Dataset<Scalar>(CsrMatrix<Scalar, Index>(map), data.labels(), data.encoder());
 }
 
-/// Loads a native or LIBLINEAR model; the format is recognised from the first line
-/// ("sparsemc-model 1" or LIBLINEAR's "solver_type NAME").
+/// Loads a model file of any format (native, LIBLINEAR or staged, recognised from its first
+/// word; the file is read once, so a pipe works); errors as InputError with file:line:column.
 template <class Scalar>
-LinearModel<Scalar> load_model(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": cannot read the model file: is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open (" + std::generic_category().message(errno) + ")");
-  std::string first;
-  in >> first;
-  in.close();
+io::AnyModel<Scalar> load_any_model(const std::string& path) {
   try {
-    if (first == "solver_type") return io::load_liblinear_model<Scalar>(path);
-    return io::load_model<Scalar>(path);
+    return io::load_any_model<Scalar>(path);
   } catch (const std::runtime_error& e) {  // io::ParseError: file:line:column: what
     throw InputError(e.what());
   }
+}
+
+/// Loads a linear model, native or LIBLINEAR (a staged model is refused).
+template <class Scalar>
+LinearModel<Scalar> load_model(const std::string& path) {
+  io::AnyModel<Scalar> loaded = load_any_model<Scalar>(path);
+  if (auto* model = std::get_if<LinearModel<Scalar>>(&loaded)) return std::move(*model);
+  throw InputError(path + ": a staged model (gls-cal, stagewise, gls on random features), where a linear model "
+                          "is expected");
 }
 
 /// Saves a model in `format` ("native" or "liblinear").

@@ -71,10 +71,10 @@ LinearModel<double> with_sorted_labels(const LinearModel<double>& model) {
 
 int evaluate(EvalArgs& args) {
   // A staged model (gls-cal, stagewise, gls on random features): `model` carries its labels.
-  std::optional<StagedModel<double>> staged;
-  if (is_staged_model_file(args.model_file)) staged = load_staged<double>(args.model_file);
+  io::AnyModel<double> loaded = load_any_model<double>(args.model_file);
+  const StagedModel<double>* staged = std::get_if<StagedModel<double>>(&loaded);
   const LinearModel<double> model =
-      staged ? label_carrier(*staged) : with_sorted_labels(load_model<double>(args.model_file));
+      staged ? label_carrier(*staged) : with_sorted_labels(std::get<LinearModel<double>>(std::move(loaded)));
   const auto& made = model.provenance();
   // Unset flags default to what the model records about its training (native models record
   // all four; LIBLINEAR models record no lambda and mu, and losses of their own naming).

@@ -58,9 +58,9 @@ int predict(const PredictArgs& args) {
       throw InputError(e.what());
     }
   }
-  std::optional<StagedModel<double>> staged;
-  if (is_staged_model_file(args.model_file)) staged = load_staged<double>(args.model_file);
-  const LinearModel<double> model = staged ? label_carrier(*staged) : load_model<double>(args.model_file);
+  io::AnyModel<double> loaded = load_any_model<double>(args.model_file);
+  const StagedModel<double>* staged = std::get_if<StagedModel<double>>(&loaded);
+  const LinearModel<double> model = staged ? label_carrier(*staged) : std::get<LinearModel<double>>(std::move(loaded));
   if (args.top_k > model.n_classes())
     throw UsageError("--top-k: expects an integer from 1 to the model's " + std::to_string(model.n_classes()) +
                      " classes, got " + std::to_string(args.top_k));

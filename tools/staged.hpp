@@ -23,27 +23,6 @@
 
 namespace sparsemc::tools {
 
-/// True when the file starts with the staged-model header ("sparsemc-staged-model").
-inline bool is_staged_model_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": cannot read the model file: is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open (" + std::generic_category().message(errno) + ")");
-  std::string first;
-  in >> first;
-  return first == "sparsemc-staged-model";
-}
-
-/// Loads a staged model (errors as InputError with file:line:column).
-template <class Scalar>
-StagedModel<Scalar> load_staged(const std::string& path) {
-  try {
-    return io::load_staged_model<Scalar>(path);
-  } catch (const std::runtime_error& e) {
-    throw InputError(e.what());
-  }
-}
-
 /// Saves a staged model (the only format it has).
 template <class Scalar>
 void save_staged(const StagedModel<Scalar>& model, const std::string& path) {

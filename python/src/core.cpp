@@ -24,12 +24,12 @@
 
 #include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "data.hpp"
 #include "registry/registry.hpp"
 
 namespace py = pybind11;
@@ -350,15 +350,8 @@ void save_model(const py::dict& model, const std::string& path, const std::strin
     throw py::value_error("format: expects 'native' or 'liblinear', got '" + format + "'");
 }
 
-/// Reads a native or LIBLINEAR model file; the format is recognised from its first word.
-py::dict load_model(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw py::value_error(path + ": cannot open the model file");
-  std::string first;
-  in >> first;
-  in.close();
-  return model_to_python(first == "solver_type" ? io::load_liblinear_model<double>(path) : io::load_model<double>(path));
-}
+/// Reads a native or LIBLINEAR model file (tools::load_model: the format from its first word).
+py::dict load_model(const std::string& path) { return model_to_python(tools::load_model<double>(path)); }
 
 /// What the registry has: solver → (losses, penalties, intercept, seeded, default tol and epochs).
 py::list solvers() {
@@ -381,6 +374,7 @@ PYBIND11_MODULE(_core, m) {
   m.attr("__version__") = SPARSEMC_VERSION_STRING;
   py::register_exception<tools::UsageError>(m, "UsageError", PyExc_ValueError);
   py::register_exception<io::ParseError>(m, "ParseError", PyExc_ValueError);
+  py::register_exception<tools::InputError>(m, "InputError", PyExc_ValueError);
 
   py::class_<SparseInput>(m, "SparseInput")
       .def(py::init([](std::string layout, std::int64_t rows, std::int64_t cols, py::array indptr, py::array indices,

@@ -11,6 +11,7 @@ import bz2
 import gzip
 import os
 import random
+import subprocess
 import sys
 
 from common import require_files, SKIP, Checks, parse_args, read_libsvm, read_native_model, run, run_json
@@ -78,6 +79,9 @@ ok2 = float(np.mean([y in p for y, p in zip(y_test, top2)]))
 t.check(rc == 0 and pj and abs(pj["top_k_accuracy"] - ok2) < 1e-12, "predict --json top-2 accuracy", str(pj))
 rc, out, err = run([a.predict, test_file, model, "-"])
 t.check(rc == 0 and [[int(x)] for x in out.split()] == pred and "accuracy" in err, "OUTPUT '-' writes to stdout")
+with open(model) as f:  # the model through a pipe: read once, whatever its format
+    p = subprocess.run([a.predict, test_file, "/dev/stdin", "-"], stdin=f, capture_output=True, text=True, timeout=600)
+t.check(p.returncode == 0 and [[int(x)] for x in p.stdout.split()] == pred, "MODEL from a pipe (/dev/stdin)", p.stderr)
 
 # --- same data as zero-based, gzip and bzip2 files: the same model ----------------------------------
 with open(train_file) as f:
