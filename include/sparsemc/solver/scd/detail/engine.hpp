@@ -228,7 +228,11 @@ class ScdEngine {
   static constexpr double recheck_factor = 0.1;
   /// After a gap that refused to certify where the measure had met its level, the level drops
   /// to this fraction of the measure: the factor GapSchedule applies to its trigger.
-  static constexpr double refused_tighten = 0.25;
+  static constexpr double refused_tighten = GapSchedule::tighten;
+  /// Algorithm 2 accepts a step whose loss change exceeds the bound of (7) by this many ε_mach
+  /// times the size of the summed terms: rounding (variants.hpp, `Adaptive`).
+  static constexpr double rounding_allowance = 10.0;
+  static constexpr double machine_epsilon = std::numeric_limits<Scalar>::epsilon();
   /// What a visit of Algorithms 1 and 2 asks the kernel for: a'(0) always; a''(0) for the
   /// backtracking start of Algorithm 2; L_jr from the kernel only where it is not κ × the
   /// column's Σ c x²/n.
@@ -667,7 +671,6 @@ class ScdEngine {
   /// undo it and grow L by β (eq. 10) — at most up to the coordinate bound.
   void backtracking_step(const Coordinate& k, const Column& col, Scalar w, const CoordinatePartial& part) {
     const auto& rule = options_.variant;
-    const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
     const double g = part.gradient;
     double L = std::max(part.curvature, rule.epsilon * part.bound);
     for (;;) {
@@ -684,7 +687,8 @@ class ScdEngine {
       const LossChange change = kernel_.template step<true>(col, k.r, z, g, part.curvature);
       const double dz = static_cast<double>(z);
       // (7): ΔL ≤ g z + (L/2) z², i.e. ΔL − (g z + (a''(0)/2) z²) ≤ ((L − a''(0))/2) z².
-      if (change.excess <= 0.5 * (L - part.curvature) * dz * dz + 10.0 * eps * change.magnitude) {
+      const double allowance = rounding_allowance * machine_epsilon * change.magnitude;
+      if (change.excess <= 0.5 * (L - part.curvature) * dz * dz + allowance) {
         commit(k, w_new);
         break;
       }
