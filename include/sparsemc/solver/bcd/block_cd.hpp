@@ -178,6 +178,37 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
     bool shrink = false;
   };
 
+  /// v_0 of eq. (10) at one λ, the normaliser of the epochs' measure: the sum (TsengYun) and
+  /// the maximum (RichtarikTakac) of the blocks' violations at W = 0, b = 0.
+  struct ZeroMeasure {
+    double sum = 0.0;
+    double max = 0.0;
+    void add(double violation) {
+      sum += violation;
+      max = std::max(max, violation);
+    }
+  };
+
+  /// What an epoch's block visits add up to.
+  struct EpochTally {
+    double violation_sum = 0.0;  // TsengYun's measure (eq. 10)
+    double violation_max = 0.0;  // RichtarikTakac's measure, and M of the shrinking margin
+    double work = 0.0;           // touched entries of X: the certificate schedule's unit
+    void add(double violation) {
+      violation_sum += violation;
+      violation_max = std::max(violation_max, violation);
+    }
+  };
+
+  /// TsengYun's parameters in the solve's precision (all 0 for the constant-step rule).
+  template <RealScalar Scalar>
+  struct LineSearch {
+    double sigma = 0.0;             // sufficient decrease of eq. (7)
+    Scalar beta = 0;                // backtracking factor
+    Scalar epsilon = 0;             // floor of L_j = max(‖h_j‖_∞, ε) (eq. 6)
+    std::int32_t max_backtracks = 0;
+  };
+
   template <RealScalar Scalar>
   static void check_policies() {
     static_assert(SmoothLoss<Loss, Scalar>,
@@ -284,12 +315,8 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
     std::vector<double> row_dual(d, std::numeric_limits<double>::infinity());
     // One pass gives v_0 for every λ of the grid: the violation at W = 0 of a row is 0 when
     // R°(G_j) ≤ λ (−G_j ∈ λ∂R(0)), so only rows above λ_k are evaluated at λ_k.
-    std::vector<double> reference_sum(n_lambdas, 0.0), reference_max(n_lambdas, 0.0);
+    std::vector<ZeroMeasure> zero_measure(n_lambdas);
     double gradient_max = 0.0;
-    auto add_reference = [&](std::size_t k, double v) {
-      reference_sum[k] += v;
-      reference_max[k] = std::max(reference_max[k], v);
-    };
     for (std::size_t j = 0; j < d; ++j) {
       state.template gradient<false>(X.outer(static_cast<Index>(j)), G.data(), H.data());
       const auto size = static_cast<double>(penalty.dual_norm(cspan_of(G)));
@@ -300,14 +327,14 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
       for (std::size_t k = 0; k < n_lambdas; ++k) {
         if (n_lambdas > 1 && !(size > lambdas[k])) continue;
         penalty.lambda = lambdas[k];
-        add_reference(k, static_cast<double>(penalty.violation(cspan_of(zero_row), cspan_of(G))));
+        zero_measure[k].add(static_cast<double>(penalty.violation(cspan_of(zero_row), cspan_of(G))));
       }
     }
     if (intercept) {
       state.template gradient<false>(ones_column, G.data(), H.data());
       const auto v = static_cast<double>(G.head(K).norm());
       gradient_max = std::max(gradient_max, v);
-      for (std::size_t k = 0; k < n_lambdas; ++k) add_reference(k, v);
+      for (ZeroMeasure& at_lambda : zero_measure) at_lambda.add(v);
     }
     const double noise_floor = 16 * static_cast<double>(std::numeric_limits<Scalar>::epsilon()) * gradient_max;
 
@@ -342,16 +369,9 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
       row_penalty[j] = penalty_value;
     };
     double lambda = 0.0;  // the current λ
-    // A line-search rule has TsengYun's parameters (σ, β, ε, max_backtracks).
-    double sigma = 0.0;
-    Scalar beta = 0, epsilon = 0;
-    std::int32_t max_backtracks = 0;
-    if constexpr (line_search) {
-      sigma = rule.sigma;
-      beta = static_cast<Scalar>(rule.beta);
-      epsilon = static_cast<Scalar>(rule.epsilon);
-      max_backtracks = rule.max_backtracks;
-    }
+    LineSearch<Scalar> search;
+    if constexpr (line_search)
+      search = {rule.sigma, static_cast<Scalar>(rule.beta), static_cast<Scalar>(rule.epsilon), rule.max_backtracks};
     double margin = std::numeric_limits<double>::infinity();  // no shrinking in the first epoch
     // Zero rows get their gradient first and the curvature only if they violate: set in the
     // epochs that mostly meet rows that stay zero (a screened start, a restored full pass).
@@ -368,14 +388,14 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
       double P_try = P_one;
       for (std::int32_t back = 0;; ++back) {
         const detail::Trial trial = state.trial(col, delta.data(), alpha);
-        const double bound = sigma * static_cast<double>(alpha) * Delta;
+        const double bound = search.sigma * static_cast<double>(alpha) * Delta;
         if (trial.difference + (P_try - P_old) <= bound) {
           state.commit(col, delta.data(), alpha);
           return alpha;
         }
         const double noise = trial.noise + epsilon_P * (std::abs(P_try) + std::abs(P_old));
-        if (!(std::abs(bound) > noise) || back >= max_backtracks) return Scalar(0);
-        alpha *= beta;
+        if (!(std::abs(bound) > noise) || back >= search.max_backtracks) return Scalar(0);
+        alpha *= search.beta;
         P_try = candidate(alpha);
       }
     };
@@ -425,11 +445,11 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
         constant_step_row(j, col);
       } else {
         const Eigen::Map<const ClassVector<Scalar>> w_now(w.data(), K);
-        const Scalar h_max = std::max(H.head(K).maxCoeff(), epsilon);
+        const Scalar h_max = std::max(H.head(K).maxCoeff(), search.epsilon);
         if constexpr (per_entry_curvature) {
           // Per-entry curvatures: the quadratic model's diagonal is h_jk itself, floored
           // relatively (entries with no active margin would otherwise jump).
-          const Scalar floor = std::max(epsilon, Scalar(relative_entry_floor) * h_max);
+          const Scalar floor = std::max(search.epsilon, Scalar(relative_entry_floor) * h_max);
           for (Eigen::Index k = 0; k < K; ++k) {
             const Scalar step = Scalar(1) / std::max(H[k], floor);
             w_star[k] = penalty.prox_entry(w_now[k] - step * G[k], step);
@@ -464,7 +484,7 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
       if constexpr (!line_search) {
         constant_step_intercept();
       } else {
-        delta.head(K) = -G.head(K) / std::max(H.head(K).maxCoeff(), epsilon);
+        delta.head(K) = -G.head(K) / std::max(H.head(K).maxCoeff(), search.epsilon);
         const double Delta = static_cast<double>(G.head(K).dot(delta.head(K)));
         const Scalar alpha = Delta < 0.0 ? backtrack(ones_column, Delta, 0.0, 0.0, [](Scalar) { return 0.0; }) : Scalar(0);
         if (alpha > Scalar(0)) b += alpha * delta.head(K);
@@ -504,13 +524,12 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
     std::vector<char> inside(table_check ? blocks : 0, 0);
     bool checking = false;  // this epoch is a check pass
     const Scalar one = 1;
-    auto check_outside = [&](double& v_sum, double& v_max, std::vector<std::size_t>& active) {
+    auto check_outside = [&](EpochTally& tally, std::vector<std::size_t>& active) {
       for (std::size_t i = 0; i < n; ++i) {
         const auto index = static_cast<Index>(i);
         state.template gradient<false>(Column{std::span<const Index>(&index, 1), std::span<const Scalar>(&one, 1)},
                                        sample_gradients.data() + static_cast<Eigen::Index>(i) * stride, H.data());
       }
-      const std::size_t before = active.size();
       for (std::size_t j = 0; j < d; ++j) {
         if (inside[j]) continue;
         G.setZero();
@@ -518,11 +537,9 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
           G += x * sample_gradients.segment(static_cast<Eigen::Index>(i) * stride, stride).matrix();
         const auto v = static_cast<double>(penalty.violation(std::span<const Scalar>(row_of(j)), cspan_of(G)));
         row_dual[j] = static_cast<double>(penalty.dual_norm(cspan_of(G)));
-        v_sum += v;
-        v_max = std::max(v_max, v);
+        tally.add(v);
         if (v > 0.0) active.push_back(j);
       }
-      return active.size() - before;
     };
     // The certificate (solver/duality_gap.hpp) at the cached scores, with the cached penalty
     // part: one O(nnz(X)·K) pass. Its work space is sized here, so epochs stay allocation-free.
@@ -546,7 +563,7 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
       penalty.lambda = static_cast<decltype(penalty.lambda)>(lambda);
       for (std::size_t j = 0; j < d; ++j)  // P(W_j) at this λ
         row_penalty[j] = is_zero(row_of(j)) ? 0.0 : static_cast<double>(penalty.value(std::span<const Scalar>(row_of(j))));
-      const double reference = StepRule::random_blocks ? reference_max[point] : reference_sum[point];
+      const double reference = StepRule::random_blocks ? zero_measure[point].max : zero_measure[point].sum;
       const double scale = reference > noise_floor ? reference : 1.0;
       // The cheap measure first asks for the gap at tol·v_0 (or the floor), the old stop.
       detail::CertificateSchedule schedule(std::max(options_.tol * reference, noise_floor) / scale, gap_cost);
@@ -591,12 +608,11 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
               for (const std::size_t block : active) inside[block] = 1;
             }
           }
-          double v_sum = 0.0, v_max = 0.0, work = 0.0;
+          EpochTally tally;
           auto visit = [&](std::size_t block) {
             const Visit out = block == d ? visit_intercept() : visit_row(block);
-            work += static_cast<double>(block == d ? n : X.outer(static_cast<Index>(block)).size());
-            v_sum += out.violation;
-            v_max = std::max(v_max, out.violation);
+            tally.work += static_cast<double>(block == d ? n : X.outer(static_cast<Index>(block)).size());
+            tally.add(out.violation);
             return out.shrink;
           };
           if constexpr (StepRule::random_blocks) {
@@ -617,19 +633,19 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
               if (!visit(block)) active[kept++] = block;
               if (intercept && block != d && (k + 1) % intercept_stride == 0) {
                 visit_intercept();
-                work += static_cast<double>(n);
+                tally.work += static_cast<double>(n);
               }
             }
             active.resize(kept);
             if (checking) {
-              check_outside(v_sum, v_max, active);
-              work += gap_cost;  // the table of per-sample gradients and the outside rows
+              check_outside(tally, active);
+              tally.work += gap_cost;  // the table of per-sample gradients and the outside rows
             }
           }
-          schedule.add_work(work);
+          schedule.add_work(tally.work);
           checking = false;
           gradient_first = false;
-          measure = (StepRule::random_blocks ? v_max : v_sum) / scale;
+          measure = (StepRule::random_blocks ? tally.violation_max : tally.violation_sum) / scale;
           // The certificate, when the schedule asks for it (full passes only).
           const bool gap_due = full_pass && schedule.due(measure);
           if constexpr (StepRule::random_blocks) {
@@ -655,7 +671,7 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
             status = *verdict;
             break;
           }
-          margin = v_max / static_cast<double>(n);
+          margin = tally.violation_max / static_cast<double>(n);
           // A shrunk set is re-checked by a full pass once its measure meets the trigger (while
           // the last full pass did not), has fallen tenfold below the last full pass's, or the
           // certificate is due (which only a full pass can give).
