@@ -3,7 +3,7 @@
 # own build directory and runs each for SECONDS (default 10) on a copy of its seed corpus.
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]     e.g. scripts/fuzz.sh 600 native_model
 # Environment: FUZZ_BUILD (default build/fuzz), FUZZ_WORK (default $FUZZ_BUILD/work: the grown
-# corpora and any crash-* reproducers), FUZZ_JOBS (parallel builds, default 2).
+# corpora and any crash-* reproducers), FUZZ_JOBS (parallel builds and harness runs, default 2).
 # Exits non-zero when a harness finds a crash, leak, timeout or out-of-memory input.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,18 +23,28 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER="$
 targets=()
 for h in "${harnesses[@]}"; do targets+=("fuzz_$h"); done
 cmake --build "$build" -j "${FUZZ_JOBS:-2}" --target "${targets[@]}"
-status=0
-for h in "${harnesses[@]}"; do
-  corpus="$work/$h/corpus"
-  mkdir -p "$corpus" "$work/$h/artifacts"
-  seeds=tests/fuzz/corpus/${h%_model}
+# fuzz_one HARNESS: runs it on a copy of its seeds and prints its summary in one piece (the
+# harnesses run FUZZ_JOBS at a time); non-zero when it found something.
+fuzz_one() {
+  local h=$1 corpus="$work/$1/corpus" seeds=tests/fuzz/corpus/${1%_model} summary status=0
   [ "$h" = libsvm_compressed ] && seeds=tests/fuzz/corpus/compressed
+  mkdir -p "$corpus" "$work/$h/artifacts"
+  "$build/tests/fuzz/fuzz_$h" "$corpus" "$seeds" -max_total_time="$seconds" -max_len=4096 -timeout=120 \
+    -rss_limit_mb=4096 -artifact_prefix="$work/$h/artifacts/" -print_final_stats=1 2>"$work/$h/log" || status=1
+  summary=$(grep -E "^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb)" "$work/$h/log" | sed 's/^/  /' || true)
   echo "== fuzz_$h: ${seconds}s (seeds $seeds)"
-  if ! "$build/tests/fuzz/fuzz_$h" "$corpus" "$seeds" -max_total_time="$seconds" -max_len=4096 -timeout=120 \
-       -rss_limit_mb=4096 -artifact_prefix="$work/$h/artifacts/" -print_final_stats=1 2>"$work/$h/log"; then
-    status=1
-    echo "fuzz_$h: FAILED, see $work/$h/log and $work/$h/artifacts/" >&2
-  fi
-  grep -E "^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb)" "$work/$h/log" | sed 's/^/  /' || true
+  [ -z "$summary" ] || echo "$summary"
+  [ $status -eq 0 ] || echo "fuzz_$h: FAILED, see $work/$h/log and $work/$h/artifacts/" >&2
+  return $status
+}
+parallel=${FUZZ_JOBS:-2}
+status=0
+for ((first = 0; first < ${#harnesses[@]}; first += parallel)); do
+  pids=()
+  for h in "${harnesses[@]:first:parallel}"; do
+    fuzz_one "$h" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 done
 exit $status

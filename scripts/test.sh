@@ -17,6 +17,15 @@ sparsemc_install_deps "${SPARSEMC_BUILD_PACKAGES[@]}" "${SPARSEMC_TEST_PACKAGES[
 sparsemc_use_ccache
 
 jobs=$(nproc)
+# stage NAME: prints the heading; the last lines list every stage's wall-clock seconds, so that
+# a CI log says where its time went.
+stage_times=()
+stage() {
+  [ -z "${stage_name:-}" ] || stage_times+=("$(printf '%6d s  %s' $((SECONDS - stage_start)) "$stage_name")")
+  stage_name=$1
+  stage_start=$SECONDS
+  echo "== $1"
+}
 # Every skip of the last ctest run in BUILD, with its reason (test cases print "SKIPPED...",
 # the tool scripts "SKIPPED: missing input ...").
 skip_summary() {
@@ -29,19 +38,20 @@ skip_summary() {
     sed 's/^/     /' <<<"$skips"
   fi
 }
-echo "== Release build and tests"
+stage "Release build"
 cmake --preset release "${SPARSEMC_LAUNCHER[@]}" >/dev/null
 cmake --build --preset release -j "$jobs"
+stage "Release tests"
 ctest --preset release -j "$jobs"
 skip_summary build/release
 
-echo "== Example programs"
+stage "Example programs"
 for example in build/release/examples/example_*; do
   echo "-- $example"
   "$example" >/dev/null
 done
 
-echo "== Python package: pip install --no-build-isolation ./python into a venv, pytest, examples"
+stage "Python package: pip install --no-build-isolation ./python into a venv"
 venv=build/python-venv
 [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
 # setuptools compiles with $CC: through ccache as well when it is there.
@@ -49,13 +59,14 @@ python_cc=()
 [ ${#SPARSEMC_LAUNCHER[@]} -eq 0 ] ||
   python_cc=(CC="ccache $(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_config_var("CC"))')")
 env "${python_cc[@]}" SPARSEMC_BUILD_JOBS=$jobs "$venv/bin/pip" install -q --no-index --no-build-isolation ./python
+stage "Python package: pytest and examples"
 SPARSEMC_TOOLS=build/release/tools "$venv/bin/python" -m pytest -q -rs python/tests
 (cd "$(mktemp -d)" && for example in "$OLDPWD"/examples/python/*.py; do
    echo "-- $example"
    "$OLDPWD/$venv/bin/python" "$example" >/dev/null
  done)
 
-echo "== Install and the downstream find_package example"
+stage "Install and the downstream find_package example"
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install build/release --prefix "$prefix" >/dev/null
@@ -68,7 +79,7 @@ cmake -S examples/downstream -B "$prefix/downstream-clang" -G Ninja -DCMAKE_PREF
 cmake --build "$prefix/downstream-clang" >/dev/null
 "$prefix/downstream-clang/downstream"
 
-echo "== Benchmarks (smoke)"
+stage "Benchmarks (smoke)"
 benches=(build/release/bench/bench_*)
 if [ -x "${benches[0]}" ]; then
   for bench in "${benches[@]}"; do
@@ -82,15 +93,19 @@ if [ -x bench/compare ]; then
 fi
 "$venv/bin/python" bench/python_vs_sklearn.py --smoke >/dev/null
 
-echo "== Fuzzing the readers (short run; scripts/fuzz.sh SECONDS for a long one)"
+stage "Fuzzing the readers (short run; scripts/fuzz.sh SECONDS for a long one)"
 if command -v clang++-14 >/dev/null; then
   scripts/fuzz.sh 10
 else
   echo "-- skipped: clang++-14 not installed"
 fi
 
-echo "== Sanitizer build (ASan + UBSan) and tests"
+stage "Sanitizer build (ASan + UBSan)"
 cmake --preset asan "${SPARSEMC_LAUNCHER[@]}" >/dev/null
 cmake --build --preset asan -j "$jobs"
+stage "Sanitizer tests"
 ctest --preset asan -j "$jobs"
 skip_summary build/asan
+stage "done"
+echo "== Wall-clock time per stage (total $SECONDS s)"
+printf '%s\n' "${stage_times[@]}"
