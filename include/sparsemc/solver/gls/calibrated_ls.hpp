@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <numeric>
 #include <stdexcept>
 #include <string>

@@ -34,6 +34,7 @@
 #include "../duality_gap.hpp"
 #include "../solver_base.hpp"
 #include "detail/core.hpp"
+#include "detail/engine.hpp"
 
 namespace sparsemc {
 

@@ -34,6 +34,7 @@
 #include "../solver_base.hpp"
 #include "detail/calibration.hpp"
 #include "detail/core.hpp"
+#include "detail/engine.hpp"
 
 namespace sparsemc {
 
