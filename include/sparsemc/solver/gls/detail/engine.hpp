@@ -13,6 +13,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -176,11 +177,11 @@ class DescentEngine {
   /// The verdict before a step: a non-finite measure, W certified (only at W itself: its exact
   /// gradient), or the budget spent.
   template <class Certify>
-  std::optional<Status> verdict(Certify& certify) {
+  std::optional<Status> verdict(Certify& test) {
     if (!std::isfinite(measure_)) return Status::numerical_issue;
     if (at_w_) out_.measure = measure_;  // exact at the current W
     double relative = 0.0;
-    if (at_w_ && certify(out_.epochs, measure_, false, W_, S_, G_, F_, relative)) return Status::converged;
+    if (at_w_ && test(out_.epochs, measure_, false, W_, S_, G_, F_, relative)) return Status::converged;
     if (out_.epochs >= settings_.max_epochs) return Status::max_iter;
     return std::nullopt;
   }
@@ -278,6 +279,280 @@ RunOutcome run(const Loss& loss, const Prob& problem, const Preconditioner<Scala
   }
 }
 
+/// Armijo backtracking of the quasi-Newton step (Nocedal & Wright, §3.1 and Alg. 3.1).
+inline constexpr double armijo_decrease = 1e-4;  ///< c₁ of the sufficient decrease (3.4a), N&W's suggested value
+inline constexpr double armijo_shrink = 0.5;     ///< the step is halved after every failed trial
+/// Trials per line search, the full step included: the smallest step is 2⁻³⁹ ≈ 2·10⁻¹², below
+/// which F's change is rounding (F is then at its floor; see run_quasi_newton).
+inline constexpr int armijo_trials = 40;
+
+/// The L-BFGS memory (Nocedal & Wright, Alg. 7.4): the newest m pairs (s_i, y_i) in a ring,
+/// each with z_i = P⁻¹y_i and ρ_i = 1/⟨s_i, y_i⟩, and γ of the initial inverse Hessian γP⁻¹.
+template <class Scalar>
+struct CurvaturePairs {
+  std::size_t capacity;  ///< m
+  std::vector<ClassMatrix<Scalar>> s, y, z;
+  std::vector<double> rho, alpha;
+  std::size_t stored = 0, newest = 0;
+  double gamma = 1.0;
+
+  CurvaturePairs(std::size_t m, Eigen::Index p, Eigen::Index K)
+      : capacity(m), s(m, ClassMatrix<Scalar>(p, K)), y(m, ClassMatrix<Scalar>(p, K)), z(m, ClassMatrix<Scalar>(p, K)),
+        rho(m), alpha(m) {}
+
+  /// The ring slot of the j-th newest pair (j < stored).
+  [[nodiscard]] std::size_t slot(std::size_t j) const { return (newest + capacity - j) % capacity; }
+
+  /// The two-loop recursion: R = H_k G with H_0 = γP⁻¹, given H = P⁻¹G (Q: work space).
+  void two_loop(const ClassMatrix<Scalar>& G, const ClassMatrix<Scalar>& H, ClassMatrix<Scalar>& Q,
+                ClassMatrix<Scalar>& R) {
+    Q = G;
+    R = H;
+    for (std::size_t j = 0; j < stored; ++j) {
+      const std::size_t i = slot(j);
+      alpha[i] = rho[i] * inner(s[i], Q);
+      Q -= static_cast<Scalar>(alpha[i]) * y[i];
+      R -= static_cast<Scalar>(alpha[i]) * z[i];
+    }
+    R *= static_cast<Scalar>(gamma);
+    for (std::size_t j = stored; j-- > 0;) {
+      const std::size_t i = slot(j);
+      const double beta = rho[i] * inner(y[i], R);
+      R += static_cast<Scalar>(alpha[i] - beta) * s[i];
+    }
+  }
+
+  /// Forgets every pair: the next direction is P⁻¹'s, the step (6).
+  void forget() {
+    stored = 0;
+    gamma = 1.0;
+  }
+
+  /// Stores the pair of the step just taken: s = stepΔ, y = G − G_prev, P⁻¹y = H − H_prev
+  /// (H = P⁻¹G), γ = ⟨s, y⟩/⟨y, P⁻¹y⟩; a pair with ⟨s, y⟩ ≤ 0 (rounding: F is convex) is
+  /// skipped, and then the oldest pair, whose slot it took, is lost.
+  void push(double step, const ClassMatrix<Scalar>& Delta, const ClassMatrix<Scalar>& G,
+            const ClassMatrix<Scalar>& G_prev, const ClassMatrix<Scalar>& H, const ClassMatrix<Scalar>& H_prev) {
+    if (capacity == 0) return;
+    const std::size_t i = stored == 0 ? newest : (newest + 1) % capacity;
+    s[i] = static_cast<Scalar>(step) * Delta;
+    y[i] = G - G_prev;
+    const double sy = inner(s[i], y[i]);
+    if (sy > 0.0) {
+      z[i] = H - H_prev;
+      const double yz = inner(y[i], z[i]);
+      rho[i] = 1.0 / sy;
+      if (yz > 0.0) gamma = sy / yz;
+      newest = i;
+      stored = std::min(stored + 1, capacity);
+    } else if (stored == capacity) {
+      --stored;  // the slot held the oldest pair, now overwritten
+    }
+  }
+
+  /// After P changed: z_i = P⁻¹y_i again, and γ from the newest pair.
+  void resolve(const Preconditioner<Scalar>& P) {
+    for (std::size_t j = 0; j < stored; ++j) {
+      const std::size_t i = slot(j);
+      z[i] = y[i];
+      P.solve_in_place(z[i]);
+    }
+    if (stored > 0) {
+      const double yz = inner(y[newest], z[newest]);
+      if (yz > 0.0) gamma = 1.0 / (rho[newest] * yz);
+    }
+  }
+};
+
+/// A trial point of the line search along Δ: W + stepΔ, F there, and whether the gradient
+/// there came with it (`fused_trial`, the full step on dense X).
+struct LineSearchTrial {
+  double step = 1.0;
+  double F = 0.0;
+  bool fused = false;
+};
+
+/// One run of the quasi-Newton scheme (see `run_quasi_newton`): the constructor sizes the work
+/// space and the pairs; `run_quasi_newton` calls start() and certify(), then per iteration
+/// verdict(), direction(), line_search(), trial_verdict(), accept(), on schedule
+/// refresh_metric(), certify() and report(). The problem, P, the settings and W are held by
+/// reference: the engine lives inside one run.
+template <class Loss, class Prob, class Scalar>
+class QuasiNewtonEngine {
+ public:
+  QuasiNewtonEngine(const Loss& loss, const Prob& problem, Preconditioner<Scalar>& P, double mu,
+                    const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset)
+      : loss_(loss),
+        problem_(problem),
+        P_(P),
+        mu_(mu),
+        settings_(settings),
+        offset_(offset),
+        d_(problem.n_features()),
+        W_(W),
+        S_(problem.n_samples(), W.cols()),
+        dS_(problem.n_samples(), W.cols()),
+        S_try_(problem.n_samples(), W.cols()),
+        D_(problem.n_samples(), W.cols()),
+        D_try_(problem.n_samples(), W.cols()),
+        G_(W.rows(), W.cols()),
+        G_prev_(W.rows(), W.cols()),
+        G_try_(W.rows(), W.cols()),
+        H_(W.rows(), W.cols()),
+        H_prev_(W.rows(), W.cols()),
+        R_(W.rows(), W.cols()),
+        Q_(W.rows(), W.cols()),
+        Delta_(W.rows(), W.cols()),
+        W_try_(W.rows(), W.cols()),
+        pairs_(static_cast<std::size_t>(settings.memory), W.rows(), W.cols()) {}
+
+  /// ‖∇F(0)‖, then at W: S, D, G = ∇F, F, H = P⁻¹G and the measure. False when F or the
+  /// scale is not finite.
+  bool start() {
+    const StartPoint start = start_point(loss_, problem_, W_, offset_, S_, D_, G_);
+    scale_ = start.scale();
+    gradient(problem_, D_, W_, mu_, G_);
+    F_ = start.f + ridge_value(mu_, d_, W_);
+    if (!std::isfinite(F_) || !std::isfinite(start.reference)) return false;
+    precondition_gradient();
+    out_.measure = static_cast<double>(G_.norm()) / scale_;
+    return true;
+  }
+
+  /// Whether `certify` certifies the current W (a finite measure only); its relative gap is
+  /// kept for the report.
+  template <class Certify>
+  bool certify(Certify& test) {
+    return std::isfinite(out_.measure) && test(out_.epochs, out_.measure, false, W_, S_, G_, F_, relative_);
+  }
+
+  /// The verdict before an iteration: a non-finite measure or the budget spent.
+  [[nodiscard]] std::optional<Status> verdict() const {
+    if (!std::isfinite(out_.measure)) return Status::numerical_issue;
+    if (out_.epochs >= settings_.max_epochs) return Status::max_iter;
+    return std::nullopt;
+  }
+
+  /// Δ = −H_k G by the two-loop recursion; if that is not a descent direction (rounding), the
+  /// pairs are forgotten and Δ = −P⁻¹G, the step (6). Its slope ⟨G, Δ⟩.
+  void direction() {
+    pairs_.two_loop(G_, H_, Q_, R_);
+    slope_ = -inner(G_, R_);
+    if (!(slope_ < 0.0)) {
+      pairs_.forget();
+      R_ = H_;
+      slope_ = -inner(G_, R_);
+    }
+    Delta_ = -R_;
+  }
+
+  /// The full step first: X̃Δ once (the line search moves along it, scores being linear in W);
+  /// with dense X the same pass over X also gives the gradient at W + Δ (`fused_trial`), kept
+  /// if the full step is taken. Then Armijo halving. Counts the iteration.
+  void line_search() {
+    trial_ = LineSearchTrial{};
+    W_try_ = W_ + Delta_;
+    if constexpr (is_dense_problem_v<Prob>) {
+      trial_.F = fused_trial(loss_, problem_, S_, Delta_, dS_, S_try_, D_try_, G_try_) + ridge_value(mu_, d_, W_try_);
+      trial_.fused = true;
+    } else {
+      dS_.noalias() = design(problem_) * Delta_.topRows(d_);
+      if (W_.rows() > d_) dS_.rowwise() += Delta_.row(d_);
+      S_try_ = S_ + dS_;
+      trial_.F = link_residual(loss_, problem_, S_try_, D_try_) + ridge_value(mu_, d_, W_try_);
+    }
+    for (int t = 1; t < armijo_trials && !(trial_.F <= F_ + armijo_decrease * trial_.step * slope_); ++t) {
+      trial_.step *= armijo_shrink;
+      S_try_ = S_ + static_cast<Scalar>(trial_.step) * dS_;
+      W_try_ = W_ + static_cast<Scalar>(trial_.step) * Delta_;
+      trial_.F = link_residual(loss_, problem_, S_try_, D_try_) + ridge_value(mu_, d_, W_try_);
+      trial_.fused = false;
+    }
+    ++out_.epochs;
+  }
+
+  /// The verdict on the line search's last trial: F not finite; or no decrease even at the
+  /// smallest step, F at its rounding floor, where the gap is evaluated at once (`force`):
+  /// certified → converged, else numerical_issue.
+  template <class Certify>
+  std::optional<Status> trial_verdict(Certify& test) {
+    if (!std::isfinite(trial_.F)) return Status::numerical_issue;
+    if (!(trial_.F <= F_))
+      return test(out_.epochs, out_.measure, true, W_, S_, G_, F_, relative_) ? Status::converged
+                                                                                   : Status::numerical_issue;
+    return std::nullopt;
+  }
+
+  /// W ← the trial point with its S, D and F; G = ∇F there (from the fused pass when it gave
+  /// it), H = P⁻¹G, the new pair and the measure.
+  void accept() {
+    std::swap(W_, W_try_);
+    std::swap(S_, S_try_);
+    std::swap(D_, D_try_);
+    std::swap(G_, G_prev_);
+    std::swap(H_, H_prev_);
+    F_ = trial_.F;
+    if (trial_.fused) {
+      std::swap(G_, G_try_);
+      G_.topRows(d_) += static_cast<Scalar>(mu_) * W_.topRows(d_);
+    } else {
+      gradient(problem_, D_, W_, mu_, G_);
+    }
+    precondition_gradient();
+    pairs_.push(trial_.step, Delta_, G_, G_prev_, H_, H_prev_);
+    out_.measure = static_cast<double>(G_.norm()) / scale_;
+  }
+
+  /// Whether P is rebuilt after this iteration (every `settings.refresh` iterations).
+  [[nodiscard]] bool refresh_due() const {
+    return settings_.refresh > 0 && out_.epochs % settings_.refresh == 0;
+  }
+
+  /// `refresh(D, P)` rebuilds P from the current fit; P⁻¹G and the pairs' P⁻¹y follow.
+  template <class Refresh>
+  void refresh_metric(Refresh& refresh) {
+    refresh(static_cast<const ClassMatrix<Scalar>&>(D_), P_);
+    precondition_gradient();
+    pairs_.resolve(P_);
+  }
+
+  /// The report of the iteration (with the relative gap of its certificate, NaN if none).
+  [[nodiscard]] EpochReport report(double seconds) const {
+    return {out_.epochs, F_, out_.measure, -1, seconds, relative_};
+  }
+
+  [[nodiscard]] RunOutcome outcome(Status status) {
+    out_.status = status;
+    out_.objective = F_;
+    return out_;
+  }
+
+ private:
+  /// H = P⁻¹G.
+  void precondition_gradient() {
+    H_ = G_;
+    P_.solve_in_place(H_);
+  }
+
+  const Loss& loss_;
+  const Prob& problem_;
+  Preconditioner<Scalar>& P_;
+  double mu_;
+  const RunSettings& settings_;
+  const ClassMatrix<Scalar>& offset_;
+  Eigen::Index d_;
+  ClassMatrix<Scalar>& W_;
+  ClassMatrix<Scalar> S_, dS_, S_try_, D_, D_try_;
+  ClassMatrix<Scalar> G_, G_prev_, G_try_, H_, H_prev_, R_, Q_, Delta_, W_try_;
+  CurvaturePairs<Scalar> pairs_;
+  LineSearchTrial trial_;
+  RunOutcome out_;
+  double scale_ = 1.0;
+  double F_ = 0.0;
+  double slope_ = 0.0;     ///< ⟨G, Δ⟩ < 0
+  double relative_ = 0.0;  ///< the last certificate's relative gap (NaN: not evaluated)
+};
+
 /// Algorithm 1's step with a learned metric: L-BFGS (Nocedal & Wright, Alg. 7.4) whose initial
 /// inverse Hessian is γ P⁻¹, P = LΣ̂ + μI the preconditioner of (6), γ = ⟨s, y⟩ / ⟨y, P⁻¹y⟩
 /// from the newest pair. P removes the ill-conditioning of X (as in Algorithm 1); the pairs
@@ -298,190 +573,23 @@ template <class Loss, class Prob, class Scalar, class OnEpoch, class Refresh, cl
 RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, Preconditioner<Scalar>& P, double mu,
                             const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
                             const Stopwatch& clock, OnEpoch&& on_epoch, Refresh&& refresh, Certify&& certify) {
-  const Eigen::Index n = problem.n_samples();
-  const Eigen::Index d = problem.n_features();
-  const Eigen::Index p = W.rows();
-  const Eigen::Index K = W.cols();
-  const auto m = static_cast<std::size_t>(settings.memory);
-  ClassMatrix<Scalar> S(n, K), dS(n, K), S_try(n, K), D(n, K), D_try(n, K);
-  ClassMatrix<Scalar> G(p, K), G_prev(p, K), G_try(p, K), H(p, K), H_prev(p, K), R(p, K), Q(p, K), Delta(p, K),
-      W_try(p, K);
-  // The pairs (s_i, y_i, P⁻¹y_i) in a ring, ρ_i = 1/⟨s_i, y_i⟩.
-  std::vector<ClassMatrix<Scalar>> s_hist(m, ClassMatrix<Scalar>(p, K)), y_hist(m, ClassMatrix<Scalar>(p, K)),
-      z_hist(m, ClassMatrix<Scalar>(p, K));
-  std::vector<double> rho(m), alpha(m);
-  std::size_t stored = 0, newest = 0;
-  double gamma = 1.0;
-  const auto dot = [](const ClassMatrix<Scalar>& A, const ClassMatrix<Scalar>& B) {
-    return static_cast<double>((A.array() * B.array()).sum());
-  };
-  const auto ridge_value = [&](const ClassMatrix<Scalar>& V) {
-    return 0.5 * mu * static_cast<double>(V.topRows(d).squaredNorm());
-  };
-  const auto solve = [&](const ClassMatrix<Scalar>& rhs, ClassMatrix<Scalar>& out) {
-    out = rhs;
-    P.solve_in_place(out);
-  };
-
-  // ‖∇F(0)‖: the scale of the stopping test, whatever the start.
-  if (offset.size() > 0) S = offset;
-  else S.setZero();
-  double f = link_residual(loss, problem, S, D);
-  {
-    const ClassMatrix<Scalar> zero = ClassMatrix<Scalar>::Zero(p, K);
-    gradient(problem, D, zero, 0.0, G);
-  }
-  const double reference = static_cast<double>(G.norm());
-  const double scale = reference > 0.0 ? reference : 1.0;
-  if (!W.isZero(0)) {
-    scores(problem, W, offset, S);
-    f = link_residual(loss, problem, S, D);
-  }
-  gradient(problem, D, W, mu, G);
-  RunOutcome out;
-  double F = f + ridge_value(W);
-  if (!std::isfinite(F) || !std::isfinite(reference)) {
-    out.status = Status::numerical_issue;
-    out.objective = F;
-    return out;
-  }
-  solve(G, H);
-  out.measure = static_cast<double>(G.norm()) / scale;
-  double relative = 0.0;
-  if (std::isfinite(out.measure) && certify(out.epochs, out.measure, false, W, S, G, F, relative)) {
-    out.status = Status::converged;
-    out.objective = F;
-    return out;
-  }
+  QuasiNewtonEngine<Loss, Prob, Scalar> engine(loss, problem, P, mu, settings, W, offset);
+  if (!engine.start()) return engine.outcome(Status::numerical_issue);
+  if (engine.certify(certify)) return engine.outcome(Status::converged);
   while (true) {
-    if (!std::isfinite(out.measure)) {
-      out.status = Status::numerical_issue;
-      break;
-    }
-    if (out.epochs >= settings.max_epochs) {
-      out.status = Status::max_iter;
-      break;
-    }
-    // The two-loop recursion: R = H_k G with H_0 = γ P⁻¹ (P⁻¹G = H, P⁻¹y_i = z_i).
-    Q = G;
-    R = H;
-    for (std::size_t j = 0; j < stored; ++j) {
-      const std::size_t i = (newest + m - j) % m;
-      alpha[i] = rho[i] * dot(s_hist[i], Q);
-      Q -= static_cast<Scalar>(alpha[i]) * y_hist[i];
-      R -= static_cast<Scalar>(alpha[i]) * z_hist[i];
-    }
-    R *= static_cast<Scalar>(gamma);
-    for (std::size_t j = stored; j-- > 0;) {
-      const std::size_t i = (newest + m - j) % m;
-      const double beta = rho[i] * dot(y_hist[i], R);
-      R += static_cast<Scalar>(alpha[i] - beta) * s_hist[i];
-    }
-    double slope = -dot(G, R);
-    if (!(slope < 0.0)) {  // not a descent direction (rounding): forget the pairs, take (6)
-      stored = 0;
-      gamma = 1.0;
-      R = H;
-      slope = -dot(G, R);
-    }
-    Delta = -R;
-    // The full step first: X̃Δ once (the line search moves along it); with dense X the same
-    // pass over X also gives the gradient at W + Δ (`fused`), kept if the full step is taken.
-    double step = 1.0, F_try = 0.0;
-    bool fused = false;
-    W_try = W + Delta;
-    if constexpr (is_dense_problem_v<Prob>) {
-      F_try = fused_trial(loss, problem, S, Delta, dS, S_try, D_try, G_try) + ridge_value(W_try);
-      fused = true;
-    } else {
-      dS.noalias() = design(problem) * Delta.topRows(d);
-      if (p > d) dS.rowwise() += Delta.row(d);
-      S_try = S + dS;
-      F_try = link_residual(loss, problem, S_try, D_try) + ridge_value(W_try);
-    }
-    for (int trial = 1; trial < 40 && !(F_try <= F + 1e-4 * step * slope); ++trial) {  // Armijo, halving
-      step *= 0.5;
-      S_try = S + static_cast<Scalar>(step) * dS;
-      W_try = W + static_cast<Scalar>(step) * Delta;
-      F_try = link_residual(loss, problem, S_try, D_try) + ridge_value(W_try);
-      fused = false;
-    }
-    ++out.epochs;
-    if (!std::isfinite(F_try)) {
-      out.status = Status::numerical_issue;
-      break;
-    }
-    if (!(F_try <= F)) {  // no decrease even at the smallest step: F is at its rounding floor
-      out.status = certify(out.epochs, out.measure, true, W, S, G, F, relative) ? Status::converged
-                                                                                 : Status::numerical_issue;
-      break;
-    }
-    std::swap(W, W_try);
-    std::swap(S, S_try);
-    std::swap(D, D_try);
-    std::swap(G, G_prev);
-    std::swap(H, H_prev);
-    F = F_try;
-    if (fused) {
-      std::swap(G, G_try);
-      G.topRows(d) += static_cast<Scalar>(mu) * W.topRows(d);
-    } else {
-      gradient(problem, D, W, mu, G);
-    }
-    solve(G, H);
-    // The new pair: s = W − W_prev = stepΔ, y = G − G_prev, P⁻¹y = H − H_prev.
-    if (m > 0) {
-      const std::size_t slot = stored == 0 ? newest : (newest + 1) % m;
-      ClassMatrix<Scalar>& s_new = s_hist[slot];
-      ClassMatrix<Scalar>& y_new = y_hist[slot];
-      ClassMatrix<Scalar>& z_new = z_hist[slot];
-      s_new = static_cast<Scalar>(step) * Delta;
-      y_new = G - G_prev;
-      const double sy = dot(s_new, y_new);
-      if (sy > 0.0) {
-        z_new = H - H_prev;
-        const double yz = dot(y_new, z_new);
-        rho[slot] = 1.0 / sy;
-        if (yz > 0.0) gamma = sy / yz;
-        newest = slot;
-        stored = std::min(stored + 1, m);
-      } else if (stored == m) {
-        --stored;  // the slot held the oldest pair, now overwritten
-      }
-    }
-    if (settings.refresh > 0 && out.epochs % settings.refresh == 0) {
-      refresh(static_cast<const ClassMatrix<Scalar>&>(D), P);
-      solve(G, H);
-      for (std::size_t j = 0; j < stored; ++j) {
-        const std::size_t i = (newest + m - j) % m;
-        solve(y_hist[i], z_hist[i]);
-      }
-      if (stored > 0) {
-        const double yz = dot(y_hist[newest], z_hist[newest]);
-        if (yz > 0.0) gamma = 1.0 / (rho[newest] * yz);
-      }
-    }
-    out.measure = static_cast<double>(G.norm()) / scale;
-    const bool certified =
-        std::isfinite(out.measure) && certify(out.epochs, out.measure, false, W, S, G, F, relative);
-    const EpochReport report{out.epochs, F, out.measure, -1, clock.seconds(), relative};
+    if (const std::optional<Status> verdict = engine.verdict()) return engine.outcome(*verdict);
+    engine.direction();
+    engine.line_search();
+    if (const std::optional<Status> verdict = engine.trial_verdict(certify)) return engine.outcome(*verdict);
+    engine.accept();
+    if (engine.refresh_due()) engine.refresh_metric(refresh);
+    const bool certified = engine.certify(certify);
+    const EpochReport report = engine.report(clock.seconds());
     if (settings.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
     const bool stop = on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W));
-    if (certified) {
-      out.status = Status::converged;
-      break;
-    }
-    if (stop) {
-      out.status = Status::stopped_by_callback;
-      break;
-    }
-    if (settings.time_limit > 0.0 && report.seconds >= settings.time_limit) {
-      out.status = Status::time_limit;
-      break;
-    }
+    if (const auto verdict = epoch_verdict(settings, true, certified, stop, report.seconds))
+      return engine.outcome(*verdict);
   }
-  out.objective = F;
-  return out;
 }
 
 }  // namespace sparsemc::detail::gls
