@@ -31,6 +31,7 @@
 #include "../solver_base.hpp"
 #include "detail/calibration.hpp"
 #include "detail/core.hpp"
+#include "detail/staged.hpp"
 
 namespace sparsemc {
 
@@ -113,103 +114,61 @@ class CalibratedLS : public detail::SolverBase<CalibratedLS, LeastSquares, NoPen
   }
 
  private:
+  /// Algorithm 2: the shared chain state and the residual fit (detail/staged.hpp), then per
+  /// iteration the fit (10), the calibration (11), the report and the verdict, then the
+  /// shared epilogue.
   template <class Prob, class Scalar, class... Callbacks>
   StagedResult<Scalar> run(const Prob& problem, const StagedModel<Scalar>* initial, Callbacks&... callbacks) const {
     problem.validate();
     const Stopwatch clock;
-    const Eigen::Index n = problem.n_samples();
     const Eigen::Index d = problem.n_features();
-    const ClassIndex K = problem.n_classes();
     const bool intercept = options_.fit_intercept;
-    const Eigen::Index p = d + (intercept ? 1 : 0);
-
-    std::vector<Label> labels(static_cast<std::size_t>(K));
-    std::iota(labels.begin(), labels.end(), Label{0});
-    StagedModel<Scalar> model(d, labels, options_.calibration_degree);
-    const auto c = detail::gls::costs(problem);
-    const auto Y = detail::gls::indicator_targets(problem);
-    ClassMatrix<Scalar> Yhat = ClassMatrix<Scalar>::Zero(n, K);
-    const double E0 = detail::gls::square_loss(Yhat, Y, c);
-    if (initial != nullptr) {
-      if (initial->n_features() != static_cast<std::int64_t>(d) || initial->n_classes() != K ||
-          initial->calibration_degree() != options_.calibration_degree)
-        throw std::invalid_argument("CalibratedLS::fit: the initial model does not match the problem (d, K) and "
-                                    "calibration_degree");
-      model = *initial;
-      Yhat = initial->decision_function(problem.X);
-    }
-    double E = detail::gls::square_loss(Yhat, Y, c);
-    const double scale = E0 > 0.0 ? E0 : 1.0;
-
-    const auto P = detail::gls::factorise(detail::gls::second_moment(problem, intercept), 1.0, penalty_.mu, d,
-                                          options_.gram_ridge);
-    ClassMatrix<Scalar> D(n, K), G(p, K), W(p, K), Ytilde(n, K), U;
-    detail::gls::SquareMatrix<Scalar> Z(p, K);
-    const Eigen::Matrix<Scalar, Eigen::Dynamic, 1> c_over_n = c / static_cast<Scalar>(n);
+    detail::gls::StagedFit<Scalar> fit(problem, options_.calibration_degree);
+    const double E0 = fit.square_loss();
+    if (initial != nullptr) start_from(*initial, problem, fit);
+    fit.begin(E0, fit.square_loss());
+    detail::gls::ResidualFit<Prob> residual_fit(problem, intercept, penalty_.mu, options_.gram_ridge, fit.c);
 
     Status status = Status::max_iter;
-    double measure = std::numeric_limits<double>::quiet_NaN();
-    std::int64_t epoch = 0;
     notify_begin(callbacks...);
-    while (epoch < options_.max_epochs) {
-      ++epoch;
-      // Residual fit (10): W = (Σ̂ + μI)⁻¹ X̃ᵀC(Y − Ŷ)/n, Ỹ = Ŷ + X̃W.
-      D.noalias() = c_over_n.asDiagonal() * (Y - Yhat);
-      W.setZero();
-      detail::gls::gradient(problem, D, W, 0.0, G);
-      Z = G;
-      P.solve_in_place(Z);
-      W = Z;
-      detail::gls::scores(problem, W, Yhat, Ytilde);
-      // Calibration (11) and the simplex projection.
-      ClassMatrix<Scalar> calibration = detail::gls::calibrate(Ytilde, Y, c, options_.calibration_degree, U, Yhat);
-      const double E_next = detail::gls::square_loss(Yhat, Y, c);
+    while (fit.epoch < options_.max_epochs) {
+      ++fit.epoch;
+      residual_fit(fit);                                                            // (10)
+      ClassMatrix<Scalar> calibration = fit.calibrate(options_.calibration_degree);  // (11), the projection
+      const double E_next = fit.square_loss();
+      const ClassMatrix<Scalar>& W = residual_fit.W();
       if (!std::isfinite(E_next) || !W.allFinite()) {
         status = Status::numerical_issue;
         break;
       }
       typename StagedModel<Scalar>::Stage stage;
-      stage.linear = LinearModel<Scalar>(W.topRows(d), intercept ? ClassVector<Scalar>(W.row(d).transpose())
-                                                                 : ClassVector<Scalar>(), labels);
+      stage.linear = LinearModel<Scalar>(W.topRows(d), detail::gls::stage_intercept(W, d, intercept), fit.labels);
       stage.calibration = std::move(calibration);
-      model.add_stage(std::move(stage));
-      measure = (E - E_next) / scale;
-      E = E_next;
+      fit.model.add_stage(std::move(stage));
+      fit.advance(E_next);
 
-      const EpochReport report{epoch, E, measure, -1, clock.seconds()};
+      const EpochReport report = fit.report(clock.seconds());
       if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
-      const bool stop = notify_end_epoch(report, [&]() -> const StagedModel<Scalar>& { return model; }, callbacks...);
-      if (measure <= options_.tol) {
-        status = Status::converged;
-        break;
-      }
-      if (stop) {
-        status = Status::stopped_by_callback;
-        break;
-      }
-      if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
-        status = Status::time_limit;
+      const bool stop = notify_end_epoch(report, [&]() -> const StagedModel<Scalar>& { return fit.model; }, callbacks...);
+      if (const auto verdict = detail::epoch_verdict(options_, true, fit.measure <= options_.tol, stop, report.seconds)) {
+        status = *verdict;
         break;
       }
     }
-
-    auto& provenance = model.provenance();
-    provenance.loss = std::string(LeastSquares::name);
-    provenance.penalty = std::string(NoPenalty::name);
-    provenance.solver = std::string(name);
-    provenance.lambda = 0.0;
-    provenance.mu = penalty_.mu;
-    provenance.status = std::string(to_string(status));
-    StagedResult<Scalar> result{std::move(model), {}};
-    auto& info = result.info;
-    info.status = status;
-    info.epochs = epoch;
-    info.objective = E;
-    info.measure_name = "relative_decrease";
-    info.measure = measure;
-    info.seconds = clock.seconds();
-    notify_end(info, callbacks...);
+    StagedResult<Scalar> result = fit.finish(LeastSquares::name, name, penalty_.mu, status, clock);
+    notify_end(result.info, callbacks...);
     return result;
+  }
+
+  /// A warm start: the chain of `initial` (same d, K and calibration degree) and its predictions.
+  template <class Prob, class Scalar>
+  void start_from(const StagedModel<Scalar>& initial, const Prob& problem, detail::gls::StagedFit<Scalar>& fit) const {
+    if (initial.n_features() != static_cast<std::int64_t>(problem.n_features()) ||
+        initial.n_classes() != problem.n_classes() || initial.calibration_degree() != options_.calibration_degree)
+      throw std::invalid_argument("CalibratedLS::fit: the initial model does not match the problem (d, K) and "
+                                  "calibration_degree");
+    fit.model = initial;
+    fit.Yhat = initial.decision_function(problem.X);
   }
 
   using Base::loss_;
