@@ -35,6 +35,8 @@
 #include "detail/calibration.hpp"
 #include "detail/core.hpp"
 #include "detail/engine.hpp"
+#include "detail/staged.hpp"
+#include "detail/stagewise_engine.hpp"
 
 namespace sparsemc {
 
@@ -218,148 +220,65 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
     std::vector<std::int64_t> order_;
   };
 
+  /// Algorithm 3: the shared chain state (detail/staged.hpp) and the stage engine
+  /// (detail/stagewise_engine.hpp), then per stage its features and block fit, the
+  /// calibration or the new predictions, the report and the verdict, then the shared epilogue.
   template <class Prob, class Scalar = typename Prob::scalar_type, class... Callbacks>
   StagedResult<Scalar> run(const Prob& problem, Callbacks&... callbacks) const {
-    using Model = StagedModel<Scalar>;
     problem.validate();
     const Stopwatch clock;
-    const Eigen::Index n = problem.n_samples();
-    const Eigen::Index d = problem.n_features();
-    const ClassIndex K = problem.n_classes();
-    const bool intercept = options_.fit_intercept;
-    constexpr bool identity = std::is_same_v<Link, LeastSquares>;
-
-    std::vector<Label> labels(static_cast<std::size_t>(K));
-    std::iota(labels.begin(), labels.end(), Label{0});
-    Model model(d, labels, options_.calibration_degree);
-    const auto c = detail::gls::costs(problem);
-    const auto Y = detail::gls::indicator_targets(problem);
-    ClassMatrix<Scalar> Yhat = ClassMatrix<Scalar>::Zero(n, K), Ytilde(n, K), D(n, K), U;
-    // The training loss part at the predictions (square loss) or scores (logistic loss).
-    const auto training_loss = [&](const ClassMatrix<Scalar>& V) {
-      if constexpr (identity) return detail::gls::square_loss(V, Y, c);
-      else return detail::gls::link_residual(loss_, problem, V, D);
-    };
-    const double E0 = training_loss(Yhat);
-    const double scale = E0 > 0.0 ? E0 : 1.0;
-    double E = E0;
-
     const bool random_features = options_.features == StagewiseFeatures::rff;
-    const double sigma = options_.bandwidth > 0.0 ? options_.bandwidth : rff_default_bandwidth(detail::gls::design(problem));
+    detail::gls::StagedFit<Scalar> fit(problem, options_.calibration_degree);
+    const detail::gls::StageSettings settings = stage_settings(problem);
+    detail::gls::StagewiseEngine<Link, Prob> engine(loss_, problem, settings, fit, clock, random_features);
+    const double E0 = engine.training_loss(fit.Yhat);
+    fit.begin(E0, E0);
     FeatureSampler sampler(problem, options_);
-    // Original-feature blocks are column subsets: a CSC copy of sparse X makes them cheap.
-    using Index = typename Prob::index_type;
-    using Csc = Eigen::SparseMatrix<Scalar, Eigen::ColMajor, std::conditional_t<detail::gls::is_dense_problem_v<Prob>, int, Index>>;
-    Csc X_csc;
-    if constexpr (!detail::gls::is_dense_problem_v<Prob>)
-      if (!random_features) X_csc = detail::gls::design(problem);
-
-    const detail::gls::RunSettings settings{options_.tol, identity ? 1 : options_.inner_epochs, 0.0, false, false};
-    const double L = static_cast<double>(Link::template curvature_bound<Scalar>(K));
-    const auto no_callback = [](const EpochReport&, const ClassMatrix<Scalar>&) { return false; };
-
-    // Fits one block (a Problem or DenseProblem over x̃) from the offset Ŷ; returns [W_t; b_t].
-    const auto fit_block = [&](const auto& block) {
-      const Eigen::Index p = block.n_features() + (intercept ? 1 : 0);
-      ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(p, K);
-      const auto P = detail::gls::factorise(detail::gls::second_moment(block, intercept), L, penalty_.mu,
-                                            block.n_features(), options_.gram_ridge);
-      detail::gls::run(loss_, block, P, penalty_.mu, settings, W, Yhat, clock, no_callback,
-                       detail::gls::GradientNormTest{options_.tol});
-      detail::gls::scores(block, W, Yhat, Ytilde);
-      return W;
-    };
 
     Status status = Status::max_iter;
-    double measure = std::numeric_limits<double>::quiet_NaN();
-    std::int64_t epoch = 0;
     notify_begin(callbacks...);
-    while (epoch < options_.max_epochs) {
-      ++epoch;
-      typename Model::Stage stage;
-      ClassMatrix<Scalar> W;
-      if (random_features) {
-        // A fresh generator per stage, seeded from (seed, stage) so predict regenerates it.
-        const std::uint64_t stage_seed = options_.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(epoch);
-        stage.features = Model::Features::rff;
-        stage.rff = RandomFourierFeatures<Scalar>(stage_seed, d, options_.block_size, sigma);
-        const auto Z = stage.rff.transform(detail::gls::design(problem));
-        const DenseProblem<Scalar> block{{Z.data(), Z.rows(), Z.cols()}, problem.y, problem.sample_weights};
-        W = fit_block(block);
-        stage.linear = LinearModel<Scalar>(W.topRows(options_.block_size),
-                                           intercept ? ClassVector<Scalar>(W.row(options_.block_size).transpose())
-                                                     : ClassVector<Scalar>(),
-                                           labels);
-      } else {
-        const std::vector<std::int64_t> columns = sampler.next();
-        const auto p = static_cast<Eigen::Index>(columns.size());
-        if constexpr (detail::gls::is_dense_problem_v<Prob>) {
-          const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> Z = problem.X(Eigen::all, columns);
-          const DenseProblem<Scalar> block{{Z.data(), Z.rows(), Z.cols()}, problem.y, problem.sample_weights};
-          W = fit_block(block);
-        } else {
-          std::vector<Index> outer(1, 0), inner;
-          std::vector<Scalar> values;
-          for (const std::int64_t j : columns) {
-            for (typename Csc::InnerIterator it(X_csc, static_cast<Eigen::Index>(j)); it; ++it) {
-              inner.push_back(static_cast<Index>(it.row()));
-              values.push_back(it.value());
-            }
-            outer.push_back(static_cast<Index>(inner.size()));
-          }
-          const Problem<Scalar, Index, Eigen::ColMajor> block{
-              CscView<Scalar, Index>(static_cast<Index>(n), static_cast<Index>(p), outer.data(), inner.data(),
-                                     values.data(), false),
-              problem.y, problem.sample_weights};
-          W = fit_block(block);
-        }
-        stage.features = Model::Features::original;
-        stage.linear = LinearModel<Scalar>(d, columns, W.topRows(p),
-                                           intercept ? ClassVector<Scalar>(W.row(p).transpose()) : ClassVector<Scalar>(),
-                                           labels);
-      }
-      if (options_.calibrate) {
-        stage.calibration = detail::gls::calibrate(Ytilde, Y, c, options_.calibration_degree, U, Yhat);
-      } else {
-        std::swap(Yhat, Ytilde);
-      }
-      model.add_stage(std::move(stage));
-      const double E_next = training_loss(Yhat);
+    while (fit.epoch < options_.max_epochs) {
+      ++fit.epoch;
+      typename StagedModel<Scalar>::Stage stage =
+          random_features ? engine.rff_stage(fit.epoch) : engine.original_stage(sampler.next());
+      if (options_.calibrate) stage.calibration = fit.calibrate(options_.calibration_degree);
+      else std::swap(fit.Yhat, fit.Ytilde);
+      fit.model.add_stage(std::move(stage));
+      const double E_next = engine.training_loss(fit.Yhat);
       if (!std::isfinite(E_next)) {
         status = Status::numerical_issue;
         break;
       }
-      measure = (E - E_next) / scale;
-      E = E_next;
-      const EpochReport report{epoch, E, measure, -1, clock.seconds()};
+      fit.advance(E_next);
+      const EpochReport report = fit.report(clock.seconds());
       if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
-      if (notify_end_epoch(report, [&]() -> const Model& { return model; }, callbacks...)) {
-        status = Status::stopped_by_callback;
-        break;
-      }
-      if (options_.time_limit > 0.0 && report.seconds >= options_.time_limit) {
-        status = Status::time_limit;
+      const bool stop = notify_end_epoch(report, [&]() -> const StagedModel<Scalar>& { return fit.model; }, callbacks...);
+      if (const auto verdict = detail::epoch_verdict(options_, true, false, stop, report.seconds)) {
+        status = *verdict;
         break;
       }
     }
-
-    auto& provenance = model.provenance();
-    provenance.loss = std::string(Link::name);
-    provenance.penalty = std::string(NoPenalty::name);
-    provenance.solver = std::string(name);
-    provenance.lambda = 0.0;
-    provenance.mu = penalty_.mu;
-    provenance.status = std::string(to_string(status));
-    StagedResult<Scalar> result{std::move(model), {}};
-    auto& info = result.info;
-    info.status = status;
-    info.epochs = epoch;
-    info.objective = E;
-    info.measure_name = "relative_decrease";
-    info.measure = measure;
-    info.seconds = clock.seconds();
-    notify_end(info, callbacks...);
+    StagedResult<Scalar> result = fit.finish(Link::name, name, penalty_.mu, status, clock);
+    notify_end(result.info, callbacks...);
     return result;
+  }
+
+  /// The options the stages use, resolved: σ (the default from the data when 0), L of the
+  /// link, each block's run of Algorithm 1 (one step for the identity link: exact).
+  template <class Prob>
+  detail::gls::StageSettings stage_settings(const Prob& problem) const {
+    using Scalar = typename Prob::scalar_type;
+    constexpr bool identity = std::is_same_v<Link, LeastSquares>;
+    detail::gls::StageSettings s;
+    s.block_size = options_.block_size;
+    s.seed = options_.seed;
+    s.bandwidth = options_.bandwidth > 0.0 ? options_.bandwidth : rff_default_bandwidth(detail::gls::design(problem));
+    s.intercept = options_.fit_intercept;
+    s.mu = penalty_.mu;
+    s.gram_ridge = options_.gram_ridge;
+    s.lipschitz = static_cast<double>(Link::template curvature_bound<Scalar>(problem.n_classes()));
+    s.run = detail::gls::RunSettings{options_.tol, identity ? 1 : options_.inner_epochs, 0.0, false, false};
+    return s;
   }
 
   using Base::loss_;
