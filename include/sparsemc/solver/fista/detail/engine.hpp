@@ -172,8 +172,20 @@ class FistaEngine {
   [[nodiscard]] double bias() const noexcept { return bias_; }
 
  private:
-  /// Backtracking trials per iteration before the step is declared a numerical issue.
+  // The iteration's constants; none is Beck–Teboulle's (η, the step decrease and L₀'s scale are
+  // options, options.hpp).
+  /// Backtracking trials per iteration before the step is declared a numerical issue (a design
+  /// bound: at the default η = 2 they raise L by 2²⁰⁰ ≈ 10⁶⁰, past any misestimate of L₀).
   static constexpr int max_backtracking = 200;
+  /// The rounding allowance δ of test (3) and of the function restart, in units of
+  /// ε(|L(Y_k)| + Σ_i |D_i|·|s_i|): the size of the rounding error of L(Y_k), evaluated at
+  /// extrapolated scores, and of its linearisation (a margin on rounding, sparsemc's).
+  static constexpr double rounding_allowance_ulps = 10.0;
+  /// The floor of L as a fraction of L₀, the 10⁻¹² of ProxGradientOptions::step_decrease (a
+  /// design choice far below any curvature met: it keeps the step 1/L finite where the loss is
+  /// locally linear, e.g. a squared hinge with every margin met, and (3) holds with a margin at
+  /// every step).
+  static constexpr double lipschitz_floor_fraction = 1e-12;
 
   /// What the backtracking ends with: L(W_{k+1}) and ‖W_{k+1} − Y_k‖² at the last trial, whether
   /// (3) held there, and whether it held beyond rounding.
@@ -205,7 +217,7 @@ class FistaEngine {
                 weighted_gram_norm(problem_, options_.fit_intercept, options_.seed, options_.power_iterations);
     if (!(L0 > 0.0) || !std::isfinite(L0)) L0 = 1.0;
     L_ = L0;
-    L_min_ = 1e-12 * L0;
+    L_min_ = lipschitz_floor_fraction * L0;
   }
 
   /// ‖G_{L₀}(0, 0)‖, the scale of the measure (st_.W, st_.b and st_.S are zero here); leaves
@@ -227,11 +239,11 @@ class FistaEngine {
 
   // ---- the iteration --------------------------------------------------------------------------
 
-  /// The rounding allowance δ of test (3) and of the function restart: L(Y_k) is evaluated at
-  /// extrapolated scores.
+  /// The rounding allowance δ = rounding_allowance_ulps·ε(|L(Y_k)| + Σ_i |D_i|·|s_i|) of test (3)
+  /// and of the function restart, at Y_k.
   [[nodiscard]] double rounding_allowance() const {
     const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
-    return 10.0 * eps *
+    return rounding_allowance_ulps * eps *
            (std::abs(f_Y_) + static_cast<double>(st_.D.cwiseAbs().cwiseProduct(st_.S_Y.cwiseAbs()).sum()));
   }
 
