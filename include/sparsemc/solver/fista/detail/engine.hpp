@@ -68,6 +68,8 @@ class FistaEngine {
         bias_(initial != nullptr ? initial->provenance().bias : -1.0),
         warm_(initial != nullptr),
         schedule_(options.tol) {
+    // The certificate's work space is sized here, so iterations stay allocation-free.
+    work_.reserve(problem.n_samples(), problem.n_features(), K_, /*with_scores=*/false);
     set_initial_step();
     measure_reference();
     if (warm_) load_warm_start(*initial);
