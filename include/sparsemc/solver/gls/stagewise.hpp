@@ -168,10 +168,11 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
   class FeatureSampler {
    public:
     template <class Prob>
-    FeatureSampler(const Prob& problem, const Options& o) : d_(problem.n_features()), rng_(o.seed), kind_(o.features) {
+    FeatureSampler(const Prob& problem, const Options& options)
+        : d_(problem.n_features()), rng_(options.seed), kind_(options.features) {
       order_.resize(static_cast<std::size_t>(d_));
       std::iota(order_.begin(), order_.end(), std::int64_t{0});
-      p_ = std::min<std::int64_t>(o.block_size, d_);
+      p_ = std::min<std::int64_t>(options.block_size, d_);
       if (kind_ == StagewiseFeatures::most_frequent_first) {
         std::vector<std::int64_t> count(static_cast<std::size_t>(d_), 0);
         if constexpr (detail::gls::is_dense_problem_v<Prob>) {
@@ -263,7 +264,8 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
     return result;
   }
 
-  /// The options the stages use, resolved: σ (the default from the data when 0), L of the
+  /// The options the stages use, resolved: σ (with random Fourier features; the default from
+  /// the data when 0), L of the
   /// link, each block's run of Algorithm 1 (one step for the identity link: exact).
   template <class Prob>
   detail::gls::StageSettings stage_settings(const Prob& problem) const {
@@ -272,7 +274,9 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
     detail::gls::StageSettings s;
     s.block_size = options_.block_size;
     s.seed = options_.seed;
-    s.bandwidth = options_.bandwidth > 0.0 ? options_.bandwidth : rff_default_bandwidth(detail::gls::design(problem));
+    // σ is used by the random Fourier features only (the default costs a pass over X).
+    if (options_.features == StagewiseFeatures::rff)
+      s.bandwidth = options_.bandwidth > 0.0 ? options_.bandwidth : rff_default_bandwidth(detail::gls::design(problem));
     s.intercept = options_.fit_intercept;
     s.mu = penalty_.mu;
     s.gram_ridge = options_.gram_ridge;
