@@ -310,93 +310,124 @@ class SequentialDual
       return violation;
     }
 
+    /// Sample i's block of the dual: its class list (a permutation of the classes whose first
+    /// `active` are active, the shrunk ones after them), y_i, C_i, A_i = ‖x_i‖² and x_i.
+    struct Block {
+      Index i;
+      ClassIndex* classes;
+      ClassIndex& active;
+      ClassIndex label;
+      Scalar C, A;
+      SparseSlice<Scalar, Index> x;
+
+      /// The upper bound of α_im at `slot`: C_i [m = y_i].
+      [[nodiscard]] Scalar upper(ClassIndex slot) const { return classes[slot] == label ? C : Scalar(0); }
+    };
+
+    /// The extremes of G over the active classes: the smallest over the classes below their
+    /// bound, the largest over all; their difference is the sample's violation.
+    struct GradientRange {
+      Scalar min_free = std::numeric_limits<Scalar>::infinity();
+      Scalar max = -std::numeric_limits<Scalar>::infinity();
+    };
+
     /// One sample's step (1–4 of the class comment); returns its violation, or −1 when the
     /// sample has one active class left.
     double visit_sample(Index i) {
       const auto row = static_cast<std::size_t>(i);
-      ClassIndex* classes = classes_.data() + row * K_;
-      ClassIndex& active = active_classes_[row];
-      const ClassIndex label = label_[row];
-      const Scalar C = cost_[row], A = norm_sq_[row];
-      auto alpha = [&](ClassIndex slot) -> Scalar& { return alpha_(i, classes[slot]); };
-      auto upper = [&](ClassIndex slot) { return classes[slot] == label ? C : Scalar(0); };
+      const Block b{i, classes_.data() + row * K_, active_classes_[row], label_[row], cost_[row], norm_sq_[row],
+                    problem_.X.outer(i)};
+      const GradientRange range = gradient(b);
+      shrink_classes(b, range.min_free);
+      if (b.active <= 1) return -1.0;
+      const Scalar violation = range.max - range.min_free;
+      if (!(violation > Scalar(kMinViolation))) return 0.0;
+      update(b, solve_subproblem(b));
+      return static_cast<double>(violation);
+    }
 
-      // 1. G_m = w_mᵀx_i + e_im over the active classes: gathered per class, or, with most
-      //    classes active, the scores of every class by contiguous (vectorised) rows of W.
-      const auto x_i = problem_.X.outer(i);
-      epoch_work_ += static_cast<double>(x_i.size()) * static_cast<double>(active);
-      if (2 * static_cast<std::size_t>(active) > K_) {
+    /// α_im at `slot` of the block's class list.
+    Scalar& alpha(const Block& b, ClassIndex slot) { return alpha_(b.i, b.classes[slot]); }
+
+    /// Step 1: G_m = w_mᵀx_i + e_im over the active classes, gathered per class or, with most
+    /// classes active, from the scores of every class by contiguous (vectorised) rows of W.
+    GradientRange gradient(const Block& b) {
+      epoch_work_ += static_cast<double>(b.x.size()) * static_cast<double>(b.active);
+      if (2 * static_cast<std::size_t>(b.active) > K_) {
         scores_.setZero();
-        for (auto [j, x] : x_i) scores_ += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
-        for (ClassIndex m = 0; m < active; ++m) G_[m] = scores_[classes[m]] + (classes[m] == label ? Scalar(0) : Scalar(1));
+        for (auto [j, x] : b.x) scores_ += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
+        for (ClassIndex m = 0; m < b.active; ++m)
+          G_[m] = scores_[b.classes[m]] + (b.classes[m] == b.label ? Scalar(0) : Scalar(1));
       } else {
-        for (ClassIndex m = 0; m < active; ++m) G_[m] = classes[m] == label ? Scalar(0) : Scalar(1);
-        for (auto [j, x] : x_i) {
+        for (ClassIndex m = 0; m < b.active; ++m) G_[m] = b.classes[m] == b.label ? Scalar(0) : Scalar(1);
+        for (auto [j, x] : b.x) {
           const Scalar* w = W_.data() + static_cast<std::size_t>(j) * K_;
-          for (ClassIndex m = 0; m < active; ++m) G_[m] += w[classes[m]] * x;
+          for (ClassIndex m = 0; m < b.active; ++m) G_[m] += w[b.classes[m]] * x;
         }
       }
-      Scalar min_free = std::numeric_limits<Scalar>::infinity(), max_g = -std::numeric_limits<Scalar>::infinity();
-      for (ClassIndex m = 0; m < active; ++m) {
-        if (alpha(m) < upper(m)) min_free = std::min(min_free, G_[m]);
-        max_g = std::max(max_g, G_[m]);
+      GradientRange range;
+      for (ClassIndex m = 0; m < b.active; ++m) {
+        if (alpha(b, m) < b.upper(m)) range.min_free = std::min(range.min_free, G_[m]);
+        range.max = std::max(range.max, G_[m]);
       }
+      return range;
+    }
 
-      // 2. Class shrinking: a class at its bound with G_m below every free class's G stays there.
-      auto shrinkable = [&](ClassIndex m) { return alpha(m) == upper(m) && G_[m] < min_free; };
-      for (ClassIndex m = 0; m < active; ++m) {
+    /// Step 2: a class at its bound with G_m below every free class's G (`min_free`) stays
+    /// there and moves past `active`.
+    void shrink_classes(const Block& b, Scalar min_free) {
+      auto shrinkable = [&](ClassIndex m) { return alpha(b, m) == b.upper(m) && G_[m] < min_free; };
+      for (ClassIndex m = 0; m < b.active; ++m) {
         if (!shrinkable(m)) continue;
-        // Swap in the last active class that stays (classes past `active` are the shrunk ones).
-        while (--active > m && shrinkable(active)) {
+        // Swap in the last active class that stays.
+        while (--b.active > m && shrinkable(b.active)) {
         }
-        if (active > m) {
-          std::swap(classes[m], classes[active]);
-          std::swap(G_[m], G_[active]);
+        if (b.active > m) {
+          std::swap(b.classes[m], b.classes[b.active]);
+          std::swap(G_[m], G_[b.active]);
         }
       }
-      if (active <= 1) return -1.0;
-      const Scalar violation = max_g - min_free;
-      if (!(violation > Scalar(1e-12))) return 0.0;
+    }
 
-      // 3. The sub-problem, exactly: B = G − A α_i, then the sort of Crammer & Singer.
-      ClassIndex label_at = -1;
+    /// Step 3: the sub-problem, exactly: B = G − A_i α_i (left in B_), D = B + A_i C_i e_y, and β
+    /// of Crammer & Singer's sort. Only the largest D_r enter β: a heap yields them in order,
+    /// O(active + ρ log active).
+    Scalar solve_subproblem(const Block& b) {
+      const ClassIndex active = b.active;
       for (ClassIndex m = 0; m < active; ++m) {
-        B_[m] = G_[m] - A * alpha(m);
+        B_[m] = G_[m] - b.A * alpha(b, m);
         sorted_[m] = B_[m];
-        if (classes[m] == label) {
-          label_at = m;
-          sorted_[m] += A * C;
-        }
+        if (b.classes[m] == b.label) sorted_[m] += b.A * b.C;
       }
-      // Only the largest D_r enter β: a heap yields them in order, O(active + ρ log active).
       const auto heap_end = [&](ClassIndex popped) { return sorted_.begin() + (active - popped); };
       std::make_heap(sorted_.begin(), heap_end(0));
       std::pop_heap(sorted_.begin(), heap_end(0));
-      Scalar beta = sorted_[static_cast<std::size_t>(active - 1)] - A * C;
+      Scalar beta = sorted_[static_cast<std::size_t>(active - 1)] - b.A * b.C;
       ClassIndex rho = 1;
       for (; rho < active && beta < static_cast<Scalar>(rho) * sorted_.front(); ++rho) {
         beta += sorted_.front();
         std::pop_heap(sorted_.begin(), heap_end(rho));
       }
-      beta /= static_cast<Scalar>(rho);
+      return beta / static_cast<Scalar>(rho);
+    }
 
-      // 4. α_i and W on the classes that moved.
+    /// Step 4: α_im = min(C_i [m = y_i], (β − B_m)/A_i), and W += x_i Δα_iᵀ on the classes that
+    /// moved.
+    void update(const Block& b, Scalar beta) {
       std::size_t moved = 0;
-      for (ClassIndex m = 0; m < active; ++m) {
-        const Scalar bound = m == label_at ? C : Scalar(0);
-        const Scalar next = std::min(bound, (beta - B_[m]) / A);
-        const Scalar step = next - alpha(m);
-        alpha(m) = next;
-        if (std::abs(step) >= Scalar(1e-12)) {
-          moved_class_[moved] = classes[m];
+      for (ClassIndex m = 0; m < b.active; ++m) {
+        const Scalar next = std::min(b.upper(m), (beta - B_[m]) / b.A);
+        const Scalar step = next - alpha(b, m);
+        alpha(b, m) = next;
+        if (std::abs(step) >= Scalar(kMinStep)) {
+          moved_class_[moved] = b.classes[m];
           moved_by_[moved++] = step;
         }
       }
-      for (auto [j, x] : x_i) {
+      for (auto [j, x] : b.x) {
         Scalar* w = W_.data() + static_cast<std::size_t>(j) * K_;
         for (std::size_t t = 0; t < moved; ++t) w[moved_class_[t]] += moved_by_[t] * x;
       }
-      return static_cast<double>(violation);
     }
 
     /// Every sample and class active again (before a full pass).
@@ -404,6 +435,13 @@ class SequentialDual
       n_active_ = samples_.size();
       std::fill(active_classes_.begin(), active_classes_.end(), static_cast<ClassIndex>(K_));
     }
+
+    /// A sample whose violation max_m G_m − min_m G_m is at most this is optimal as it stands
+    /// and left alone (LIBLINEAR's Solver_MCSVM_CS, `maxG - minG <= 1e-12`).
+    static constexpr double kMinViolation = 1e-12;
+    /// A class whose α_im moved by less than this leaves W as it is (LIBLINEAR's
+    /// Solver_MCSVM_CS, `fabs(d) >= 1e-12`).
+    static constexpr double kMinStep = 1e-12;
 
     const CsrProblem<Scalar, Index>& problem_;
     const Options& options_;
