@@ -351,81 +351,118 @@ class Engine {
   }
 
  private:
+  /// Sample i's block of the dual: P_i, x_i, the bound C_i of 𝒞_i, Q_i = ‖x_i‖² and 𝒜_i
+  /// (positives first, then negatives).
+  struct Block {
+    std::span<const ClassIndex> positives;
+    SparseSlice<Scalar, Index> row;
+    double bound;
+    double curvature;
+    std::vector<ActiveEntry>& active;
+  };
+
   /// One iteration of Algorithm 1 on sample i: search (20) or (24)–(25), subproblem (21)–(22),
   /// maintenance (23), shrinking (step 5). Without `search` (an active-set sweep) steps 2–3
   /// are skipped: only the scores of 𝒜_i are computed, O(nnz(x_i)·|𝒜_i|), and a sample
   /// whose 𝒜_i holds no negative (so α^i = 0) costs O(1).
   /// Returns Σ_k |Δα_ik|.
   double visit(std::size_t i, bool search) {
-    const double bound = bound_[i];
-    if (bound == 0.0) return 0.0;  // c_i = 0, or no positive / no negative class: α^i = 0
-    const auto positives = y_[i];
-    auto& A = active_[i];
-    const std::size_t n_pos = positives.size();
-    if (!search && A.size() == n_pos) return 0.0;
-    const auto row = X_.outer(static_cast<Index>(i));
-
-    // Step 2: the most violating negative label(s).
+    if (bound_[i] == 0.0) return 0.0;  // c_i = 0, or no positive / no negative class: α^i = 0
+    const Block b{y_[i], X_.outer(static_cast<Index>(i)), bound_[i], curvature_[i], active_[i]};
+    const std::size_t n_pos = b.positives.size();
+    if (!search && b.active.size() == n_pos) return 0.0;
+    // With the exact search, (20)'s scores are those of every class: the gradient reuses them.
     const bool exact_scores = search && !s_.bi_stochastic;
-    if (exact_scores) {
-      scores_.begin(positives, rows_);
-      scores_.accumulate(row, rows_, ScoreBuffer::npos);
+    if (search) search_labels(b, exact_scores);
+    block_gradient(b, exact_scores);
+    if (at_optimum_from_zero(b)) {
+      b.active.resize(n_pos);
+      return 0.0;
+    }
+    project(b);
+    const double change = update_primal(b);
+    // Step 5: drop the negatives whose α became 0 (positives stay).
+    b.active.erase(std::remove_if(b.active.begin() + static_cast<std::ptrdiff_t>(n_pos), b.active.end(),
+                                  [](const ActiveEntry& e) { return e.alpha == 0.0; }),
+                   b.active.end());
+    return change;
+  }
+
+  /// Steps 2–3: the most violating negative label(s) — over all K classes (20), or over one
+  /// of the ν class partitions (24) from importance-sampled features (25) — join 𝒜_i.
+  void search_labels(const Block& b, bool exact) {
+    scores_.begin(b.positives, rows_);
+    if (exact) {
+      scores_.accumulate(b.row, rows_, ScoreBuffer::npos);
       scores_.top_negatives(rows_, ScoreBuffer::npos, labels_per_search_, rng_, found_);
-    } else if (search) {
-      scores_.begin(positives, rows_);
+    } else {
       const auto part = static_cast<std::size_t>(uniform_index(rng_, rows_.n_parts()));
-      if (!row.empty()) {
-        cumulative_.resize(row.size());
-        double sum = 0.0;
-        for (std::size_t p = 0; p < row.size(); ++p) cumulative_[p] = sum += std::abs(static_cast<double>(row.values[p]));
-        const auto draws = static_cast<std::size_t>(std::ceil(static_cast<double>(row.size()) / s_.speedup));
-        if (sum > 0.0) scores_.accumulate_sampled(row, cumulative_, draws, rows_, part, rng_);
-      }
+      accumulate_sampled(b.row, part);
       scores_.top_negatives(rows_, part, labels_per_search_, rng_, found_);
     }
-    if (search) {
-      search_work_ += scores_.take_scanned();
-      // Step 3: 𝒜_i ∪ {k*}.
-      for (const ClassIndex k : found_)
-        if (std::none_of(A.begin(), A.end(), [&](const ActiveEntry& e) { return e.cls == k; })) A.push_back({k, 0.0});
-    }
+    search_work_ += scores_.take_scanned();
+    for (const ClassIndex k : found_)
+      if (std::none_of(b.active.begin(), b.active.end(), [&](const ActiveEntry& e) { return e.cls == k; }))
+        b.active.push_back({k, 0.0});
+  }
 
-    // The block gradient (17) on 𝒜_i: ∇_k = z_k + [k ∉ P_i], z_k = ⟨w_k, x_i⟩ exactly.
+  /// (25): ⌈d_i/speedup⌉ features of x_i, drawn with probability ∝ |x_ij|, into the scores
+  /// of class partition `part`.
+  void accumulate_sampled(SparseSlice<Scalar, Index> row, std::size_t part) {
+    if (row.empty()) return;
+    cumulative_.resize(row.size());
+    double sum = 0.0;
+    for (std::size_t p = 0; p < row.size(); ++p) cumulative_[p] = sum += std::abs(static_cast<double>(row.values[p]));
+    const auto draws = static_cast<std::size_t>(std::ceil(static_cast<double>(row.size()) / s_.speedup));
+    if (sum > 0.0) scores_.accumulate_sampled(row, cumulative_, draws, rows_, part, rng_);
+  }
+
+  /// The block gradient (17) on 𝒜_i into score_: ∇_k = z_k + [k ∉ P_i], z_k = ⟨w_k, x_i⟩
+  /// exactly (score_ holds z; the [k ∉ P_i] enters the projection). `exact_scores`: the
+  /// search's scores are exact and are read back; otherwise x_i meets the rows of W.
+  void block_gradient(const Block& b, bool exact_scores) {
+    const auto& A = b.active;
     const std::size_t m = A.size();
-    score_.assign(m, 0.0);
     if (exact_scores) {
+      score_.resize(m);
       for (std::size_t r = 0; r < m; ++r) score_[r] = scores_.score(A[r].cls);
-    } else {
-      for (std::size_t p = 0; p < row.size(); ++p) {
-        if (p + 16 < row.size()) rows_.prefetch_table(static_cast<std::size_t>(row.indices[p + 16]));
-        if (p + 8 < row.size())
-          for (std::size_t r = 0; r < m; ++r) rows_.prefetch(static_cast<std::size_t>(row.indices[p + 8]), A[r].cls);
-        const auto j = static_cast<std::size_t>(row.indices[p]);
-        for (std::size_t r = 0; r < m; ++r) score_[r] += static_cast<double>(row.values[p]) * rows_.weight(j, A[r].cls);
-      }
-      visit_work_ += row.size() * m;
+      return;
     }
-    // Nothing to do when α^i = 0 and no active pair violates the margin.
-    bool zero = true;
-    for (const auto& e : A) zero = zero && e.alpha == 0.0;
-    if (zero) {
-      double lowest = std::numeric_limits<double>::infinity(), highest = -lowest;
-      for (std::size_t r = 0; r < n_pos; ++r) lowest = std::min(lowest, score_[r]);
-      for (std::size_t r = n_pos; r < m; ++r) highest = std::max(highest, score_[r]);
-      if (1.0 + highest - lowest <= 0.0) {
-        A.resize(n_pos);
-        return 0.0;
-      }
+    score_.assign(m, 0.0);
+    const auto& row = b.row;
+    for (std::size_t p = 0; p < row.size(); ++p) {
+      if (p + kPrefetchTable < row.size()) rows_.prefetch_table(static_cast<std::size_t>(row.indices[p + kPrefetchTable]));
+      if (p + kPrefetchEntry < row.size())
+        for (std::size_t r = 0; r < m; ++r) rows_.prefetch(static_cast<std::size_t>(row.indices[p + kPrefetchEntry]), A[r].cls);
+      const auto j = static_cast<std::size_t>(row.indices[p]);
+      for (std::size_t r = 0; r < m; ++r) score_[r] += static_cast<double>(row.values[p]) * rows_.weight(j, A[r].cls);
     }
+    visit_work_ += row.size() * m;
+  }
 
-    // Step 4: subproblem (21) with Q_i = ‖x_i‖², i.e. the projection (22).
-    const double Q = curvature_[i];
+  /// Whether α^i = 0 and no active pair violates the margin, 1 + max_{k ∉ P_i} z_k −
+  /// min_{k ∈ P_i} z_k ≤ 0: then α^i = 0 solves (21) and there is nothing to do.
+  [[nodiscard]] bool at_optimum_from_zero(const Block& b) const {
+    if (std::any_of(b.active.begin(), b.active.end(), [](const ActiveEntry& e) { return e.alpha != 0.0; }))
+      return false;
+    const std::size_t n_pos = b.positives.size();
+    double lowest = std::numeric_limits<double>::infinity(), highest = -lowest;
+    for (std::size_t r = 0; r < n_pos; ++r) lowest = std::min(lowest, score_[r]);
+    for (std::size_t r = n_pos; r < b.active.size(); ++r) highest = std::max(highest, score_[r]);
+    return 1.0 + highest - lowest <= 0.0;
+  }
+
+  /// Step 4: subproblem (21) with Q_i = ‖x_i‖², i.e. the projection (22) onto 𝒞_i of the
+  /// unconstrained minimiser a = α^i − ∇/Q_i. Leaves the old α^i in old_.
+  void project(const Block& b) {
+    auto& A = b.active;
+    const std::size_t m = A.size(), n_pos = b.positives.size();
+    const double Q = b.curvature, bound = b.bound;
     old_.resize(m);
     for (std::size_t r = 0; r < m; ++r) old_[r] = A[r].alpha;
     target_.resize(m);
     if (n_pos == 1) {
-      // 𝒞_i is the shifted simplex α = C e_y − u, u ≥ 0, Σu = C: project C e_y − a, where
-      // a = α − ∇/Q is the unconstrained minimiser of (21).
+      // 𝒞_i is the shifted simplex α = C e_y − u, u ≥ 0, Σu = C: project C e_y − a.
       target_[0] = bound - (old_[0] - score_[0] / Q);
       for (std::size_t r = 1; r < m; ++r) target_[r] = (score_[r] + 1.0) / Q - old_[r];
       prox::project_simplex(std::span<double>(target_), bound, scratch_);
@@ -440,26 +477,27 @@ class Engine {
       for (std::size_t r = 0; r < n_pos; ++r) A[r].alpha = target_[r];
       for (std::size_t r = n_pos; r < m; ++r) A[r].alpha = -target_[r];
     }
+  }
 
-    // Step 6: V += x_i Δα^iᵀ and W = prox(V) on the changed entries only (23).
+  /// Step 6: V += x_i Δα^iᵀ and W = prox(V) on the changed entries only (23); turns old_
+  /// into Δα^i. Returns Σ_k |Δα_ik|.
+  double update_primal(const Block& b) {
+    const auto& A = b.active;
+    const auto& row = b.row;
+    const std::size_t m = A.size();
     double change = 0.0;
     for (std::size_t r = 0; r < m; ++r) change += std::abs(old_[r] = A[r].alpha - old_[r]);
     visit_work_ += row.size() * static_cast<std::size_t>(std::count_if(old_.begin(), old_.end(), [](double d) { return d != 0.0; }));
     for (std::size_t p = 0; p < row.size(); ++p) {
-      if (p + 16 < row.size()) rows_.prefetch_table(static_cast<std::size_t>(row.indices[p + 16]));
-      if (p + 8 < row.size())  // the tables are scattered in memory: prefetch ahead
+      if (p + kPrefetchTable < row.size()) rows_.prefetch_table(static_cast<std::size_t>(row.indices[p + kPrefetchTable]));
+      if (p + kPrefetchEntry < row.size())
         for (std::size_t r = 0; r < m; ++r)
-          if (old_[r] != 0.0) rows_.prefetch(static_cast<std::size_t>(row.indices[p + 8]), A[r].cls);
+          if (old_[r] != 0.0) rows_.prefetch(static_cast<std::size_t>(row.indices[p + kPrefetchEntry]), A[r].cls);
       const auto j = static_cast<std::size_t>(row.indices[p]);
       const double x = static_cast<double>(row.values[p]);
       for (std::size_t r = 0; r < m; ++r)
         if (old_[r] != 0.0) rows_.add(j, A[r].cls, x * old_[r]);
     }
-
-    // Step 5: drop the negatives whose α became 0 (positives stay).
-    A.erase(std::remove_if(A.begin() + static_cast<std::ptrdiff_t>(n_pos), A.end(),
-                           [](const ActiveEntry& e) { return e.alpha == 0.0; }),
-            A.end());
     return change;
   }
 
@@ -580,6 +618,12 @@ class Engine {
   /// The automatic active_sweeps sweeps while V holds at most this many pairs (16 bytes each:
   /// 1 MiB, a typical L2 cache).
   static constexpr std::size_t kCachedPairs = std::size_t{1} << 16;
+  /// How far ahead of the nonzero being processed a visit prefetches: the table of feature j
+  /// (kPrefetchTable nonzeros ahead), then its entries for the active classes (kPrefetchEntry
+  /// ahead, once the table is likely in cache). The tables are scattered in memory; the
+  /// distances are a tuning choice of this implementation, not the paper's.
+  static constexpr std::size_t kPrefetchTable = 16;
+  static constexpr std::size_t kPrefetchEntry = 8;
 
   CsrView<Scalar, Index> X_;
   LabelView y_;
