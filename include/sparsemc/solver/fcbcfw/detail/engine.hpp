@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -172,94 +173,31 @@ class Engine {
   template <class EndEpoch>
   SolverInfo run(EndEpoch&& end_epoch, bool keeps_best = false) {
     Stopwatch clock;
-    SolverInfo info;
-    info.measure_name = "duality_gap";
-    const auto n = static_cast<std::size_t>(X_.rows());
-    order_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) order_[i] = i;
-    bool refitting = false;
-    std::uint64_t work = 0, check_work = 0;
-    std::int64_t last_check = 0;
-    double gap = std::numeric_limits<double>::quiet_NaN();
-    const auto evaluate = [&](std::int64_t epoch) {
-      const PrimalParts p = primal();
-      check_work = scores_.take_scanned();
-      work = 0;
-      last_check = epoch;
-      const double dual = current_dual();
-      // The refit minimises (1) without its λ term over the frozen support; (1) itself is reported.
-      const double phase_primal = p.loss + (refitting ? 0.0 : s_.lambda * p.l1) + 0.5 * s_.mu * p.squared;
-      gap = sparsemc::relative_gap(phase_primal, dual);
-      info.objective = p.loss + s_.lambda * p.l1 + 0.5 * s_.mu * p.squared;
-      // The certificate of (1): during the refit α is dual to the refit's problem, so (1)'s
-      // bound is the best dual value of Algorithm 1's phase.
-      if (!refitting) best_dual_ = std::max(best_dual_, dual);
-      certificate_ = DualityGap{info.objective, refitting ? best_dual_ : dual};
-      info.measure = gap;
-      info.nnz = p.nnz;
-      info.nnz_rows = p.nnz_rows;
-      return std::isfinite(info.objective) && std::isfinite(dual);
-    };
+    info_ = SolverInfo{};
+    info_.measure_name = "duality_gap";
+    checks_ = GapChecks{};
+    order_.resize(static_cast<std::size_t>(X_.rows()));
+    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
     for (std::int64_t epoch = 1;; ++epoch) {
-      bool out_of_time = false;
-      if (f0_ > 0.0) {
-        shuffle(std::span<std::size_t>(order_), rng_);
-        std::size_t visited = 0;
-        for (const std::size_t i : order_) {
-          visit(i, true);
-          if (s_.time_limit > 0.0 && (++visited & 255u) == 0 && clock.seconds() > s_.time_limit) {
-            out_of_time = true;
-            break;
-          }
-        }
-      }
-      adapt_labels_per_search();
-      if (!out_of_time) out_of_time = !sweep_active_sets(clock);
-      work += epoch_work_;
-      epoch_work_ = 0;
-      if (!refitting) compact();
-      out_of_time = out_of_time || (s_.time_limit > 0.0 && clock.seconds() > s_.time_limit);
-      const bool last = out_of_time || epoch >= s_.max_epochs;
-      const bool due = s_.gap_every > 0 ? epoch - last_check >= s_.gap_every : work >= 2 * check_work;
-      info.epochs = epoch;
+      EpochEnd end;
+      end.out_of_time = run_epoch(clock);
+      end.last = end.out_of_time || epoch >= s_.max_epochs;
+      info_.epochs = epoch;
       bool finite = true;
-      if (last || due || f0_ == 0.0) finite = evaluate(epoch);
-      const bool evaluated = last_check == epoch;
-      info.seconds = clock.seconds();
+      if (end.last || gap_due(epoch) || f0_ == 0.0) finite = evaluate_gap(epoch);
+      info_.seconds = clock.seconds();
       if (!finite) {
-        info.status = Status::numerical_issue;
+        info_.status = Status::numerical_issue;
         break;
       }
-      EpochReport report;
-      report.epoch = epoch;
-      report.objective = evaluated ? info.objective : std::numeric_limits<double>::quiet_NaN();
-      report.measure = evaluated ? gap : std::numeric_limits<double>::quiet_NaN();
-      report.relative_gap = evaluated ? certificate_.relative() : std::numeric_limits<double>::quiet_NaN();
-      report.nnz_rows = evaluated ? info.nnz_rows : -1;
-      report.seconds = info.seconds;
-      const bool stop = end_epoch(report);
-      if (evaluated && gap <= s_.tol) {
-        if (s_.refit_l2 && !refitting) {
-          refitting = refitting_ = true;
-          rows_.fix_support();
-          if (!last && !stop) continue;
-        } else {
-          info.status = Status::converged;
-          break;
-        }
-      }
-      if (stop || last) {
-        // The returned values are always exact (unless the iterate is not returned).
-        if (last_check != epoch && !(stop && keeps_best) && !evaluate(epoch)) {
-          info.status = Status::numerical_issue;
-          break;
-        }
-        info.status = stop ? Status::stopped_by_callback : (out_of_time ? Status::time_limit : Status::max_iter);
+      end.stop = end_epoch(report(epoch));
+      if (const std::optional<Status> status = verdict(epoch, end, keeps_best)) {
+        info_.status = *status;
         break;
       }
     }
-    info.seconds = clock.seconds();
-    return info;
+    info_.seconds = clock.seconds();
+    return info_;
   }
 
   /// F − D of (1) at the last evaluation (the returned iterate when run() evaluated it last).
@@ -351,6 +289,113 @@ class Engine {
   }
 
  private:
+  /// The schedule of the exact gap evaluations (run's comment) and the last one's gap.
+  struct GapChecks {
+    std::uint64_t work = 0;        ///< work counted since the last evaluation
+    std::uint64_t check_work = 0;  ///< the work of the last evaluation (its scores' entries)
+    std::int64_t last = 0;         ///< the epoch of the last evaluation
+    double gap = std::numeric_limits<double>::quiet_NaN();  ///< the current phase's relative gap then
+  };
+
+  /// How an epoch ends: out of time, the last epoch (time or max_epochs), stopped by the callback.
+  struct EpochEnd {
+    bool out_of_time = false;
+    bool last = false;
+    bool stop = false;
+  };
+
+  /// One epoch of Algorithm 1: a searching pass over the samples (fresh random order), the
+  /// §4.4 adaptation, the fully corrective sweeps, then (outside the refit) the compaction of
+  /// V, whose work counts towards the next epoch. Returns true when out of time.
+  bool run_epoch(const Stopwatch& clock) {
+    bool timed_out = f0_ > 0.0 && !searching_pass(clock);
+    adapt_labels_per_search();
+    if (!timed_out) timed_out = !sweep_active_sets(clock);
+    checks_.work += epoch_work_;
+    epoch_work_ = 0;
+    if (!refitting_) compact();
+    return timed_out || (s_.time_limit > 0.0 && clock.seconds() > s_.time_limit);
+  }
+
+  /// Steps 2–6 of Algorithm 1 on every sample, in a fresh random order. Returns false when out
+  /// of time.
+  bool searching_pass(const Stopwatch& clock) {
+    shuffle(std::span<std::size_t>(order_), rng_);
+    std::size_t visited = 0;
+    for (const std::size_t i : order_) {
+      visit(i, true);
+      if (time_is_up(visited, clock)) return false;
+    }
+    return true;
+  }
+
+  /// Counts a visit in `visited`; every kSamplesPerClockRead visits, whether the time limit
+  /// (if any) has passed.
+  [[nodiscard]] bool time_is_up(std::size_t& visited, const Stopwatch& clock) const {
+    return s_.time_limit > 0.0 && ++visited % kSamplesPerClockRead == 0 && clock.seconds() > s_.time_limit;
+  }
+
+  /// Whether the exact gap is due at the end of `epoch` (run's comment): every gap_every
+  /// epochs, or, with gap_every = 0, once the work since the last evaluation reaches
+  /// kWorkPerCheck times that evaluation's.
+  [[nodiscard]] bool gap_due(std::int64_t epoch) const {
+    return s_.gap_every > 0 ? epoch - checks_.last >= s_.gap_every
+                            : checks_.work >= kWorkPerCheck * checks_.check_work;
+  }
+
+  /// The exact primal parts, D(α) and the gap at the end of `epoch`, into info_ and the
+  /// certificate; restarts the work count. Returns false on a non-finite F or D.
+  bool evaluate_gap(std::int64_t epoch) {
+    const PrimalParts p = primal();
+    checks_.check_work = scores_.take_scanned();
+    checks_.work = 0;
+    checks_.last = epoch;
+    const double dual = current_dual();
+    // The refit minimises (1) without its λ term over the frozen support; (1) itself is reported.
+    const double phase_primal = p.loss + (refitting_ ? 0.0 : s_.lambda * p.l1) + 0.5 * s_.mu * p.squared;
+    checks_.gap = sparsemc::relative_gap(phase_primal, dual);
+    info_.objective = p.loss + s_.lambda * p.l1 + 0.5 * s_.mu * p.squared;
+    // The certificate of (1): during the refit α is dual to the refit's problem, so (1)'s
+    // bound is the best dual value of Algorithm 1's phase.
+    if (!refitting_) best_dual_ = std::max(best_dual_, dual);
+    certificate_ = DualityGap{info_.objective, refitting_ ? best_dual_ : dual};
+    info_.measure = checks_.gap;
+    info_.nnz = p.nnz;
+    info_.nnz_rows = p.nnz_rows;
+    return std::isfinite(info_.objective) && std::isfinite(dual);
+  }
+
+  /// The report of `epoch`: objective, gap and support when the gap was evaluated at its end,
+  /// NaN (−1 for the support) otherwise.
+  [[nodiscard]] EpochReport report(std::int64_t epoch) const {
+    const bool evaluated = checks_.last == epoch;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    EpochReport r;
+    r.epoch = epoch;
+    r.objective = evaluated ? info_.objective : nan;
+    r.measure = evaluated ? checks_.gap : nan;
+    r.relative_gap = evaluated ? certificate_.relative() : nan;
+    r.nnz_rows = evaluated ? info_.nnz_rows : -1;
+    r.seconds = info_.seconds;
+    return r;
+  }
+
+  /// What the end of `epoch` decides, nullopt to go on: converged once the gap reaches tol —
+  /// or, with refit_l2, the §4.3 refit starts there —, else the status of a stop or of the
+  /// last epoch, whose values are made exact first unless the caller returns a model kept by
+  /// its callback instead of this iterate.
+  std::optional<Status> verdict(std::int64_t epoch, const EpochEnd& end, bool keeps_best) {
+    if (checks_.last == epoch && checks_.gap <= s_.tol) {
+      if (!s_.refit_l2 || refitting_) return Status::converged;
+      refitting_ = true;
+      rows_.fix_support();
+      if (!end.last && !end.stop) return std::nullopt;
+    }
+    if (!end.stop && !end.last) return std::nullopt;
+    if (checks_.last != epoch && !(end.stop && keeps_best) && !evaluate_gap(epoch)) return Status::numerical_issue;
+    return end.stop ? Status::stopped_by_callback : (end.out_of_time ? Status::time_limit : Status::max_iter);
+  }
+
   /// Sample i's block of the dual: P_i, x_i, the bound C_i of 𝒞_i, Q_i = ‖x_i‖² and 𝒜_i
   /// (positives first, then negatives).
   struct Block {
@@ -525,7 +570,7 @@ class Engine {
       std::size_t visited = 0;
       for (const std::size_t i : order_) {
         moved += visit(i, false);
-        if (s_.time_limit > 0.0 && (++visited & 255u) == 0 && clock.seconds() > s_.time_limit) return false;
+        if (time_is_up(visited, clock)) return false;
       }
       spent += visit_work_;
       epoch_work_ += visit_work_;
@@ -618,6 +663,12 @@ class Engine {
   /// The automatic active_sweeps sweeps while V holds at most this many pairs (16 bytes each:
   /// 1 MiB, a typical L2 cache).
   static constexpr std::size_t kCachedPairs = std::size_t{1} << 16;
+  /// The time limit is read from the clock once per this many visits (FcbcfwOptions::time_limit).
+  static constexpr std::size_t kSamplesPerClockRead = 256;
+  /// The gap is evaluated once the work since the last evaluation reaches this many times that
+  /// evaluation's work (gap_every = 0): the checks then take at most about a third of the
+  /// solve (run's comment). A design choice of this implementation, not the paper's.
+  static constexpr std::uint64_t kWorkPerCheck = 2;
   /// How far ahead of the nonzero being processed a visit prefetches: the table of feature j
   /// (kPrefetchTable nonzeros ahead), then its entries for the active classes (kPrefetchEntry
   /// ahead, once the table is likely in cache). The tables are scattered in memory; the
@@ -634,6 +685,8 @@ class Engine {
   double best_dual_ = -std::numeric_limits<double>::infinity();  ///< max D(α) over Algorithm 1's evaluations
   DualityGap certificate_;  ///< (F, D) of (1) at the last evaluation
   bool refitting_ = false;  ///< in the §4.3 refit (α is dual to another problem)
+  SolverInfo info_;         ///< the solve's information block, as of the last epoch's end
+  GapChecks checks_;        ///< the gap evaluations of run()
   FeatureRows<Scalar> rows_;
   ScoreBuffer scores_;
   std::vector<double> bound_;       ///< C_i = c_i/(μn), 0 for a sample without a pair
