@@ -227,232 +227,290 @@ void save_model(const LinearModel<Scalar>& model, const std::filesystem::path& p
   detail::write_model_file(path, format_model(model));
 }
 
+namespace detail {
+
+/// The reader of a native model file: one member per part of the format, called in file
+/// order by `parse_model`. Each checks what it reads (with the position of the offending
+/// token) before anything is sized by it; the counts only bound the arrays, which grow with
+/// what is read.
+template <RealScalar Scalar>
+class NativeModelReader {
+ public:
+  NativeModelReader(std::string_view text, std::string source) : in_(text, std::move(source)) {}
+
+  /// Line 1: magic word and version (1: dense rows, 2: sparse rows, 3: either, with a count of
+  /// stored values and an end marker). A future version is refused here rather than misread.
+  void read_version() {
+    in_.require_line("the header 'sparsemc-model N' (N = 1, 2 or 3)");
+    in_.expect_keyword("sparsemc-model");
+    const Token t = in_.expect_token("the format version");
+    version_ = in_.parse<int>(t, "a format version");
+    if (version_ < 1 || version_ > native_model_format_version)
+      in_.fail(t.column, "unsupported format version " + std::to_string(version_) +
+                             " (this sparsemc reads versions 1 to " + std::to_string(native_model_format_version) + ")");
+    in_.expect_end_of_line("the format version");
+    sparse_rows_ = version_ == 2;
+  }
+
+  /// `scalar float|double`: a float file's shortest decimals are float's, read as float and
+  /// widened (exact).
+  void read_scalar_type() {
+    header("scalar");
+    const Token t = in_.expect_token("'float' or 'double'");
+    if (t.text == "float") file_is_float_ = true;
+    else if (t.text != "double") in_.fail(t.column, "expected 'float' or 'double', got " + TextCursor::quote(t.text));
+    in_.expect_end_of_line("the scalar type");
+  }
+
+  /// d (with the bias feature, if any) and K ≥ 1. Nothing is sized by d (the model stores only
+  /// its rows), and K is checked against the bytes that follow (each label takes at least two).
+  void read_shape() {
+    header("n_features");
+    const Token features = in_.expect_token("the number of features");
+    n_features_ = in_.parse<std::int64_t>(features, "a number of features");
+    if (n_features_ < 0) in_.fail(features.column, "the number of features must be >= 0");
+    in_.expect_end_of_line("n_features");
+
+    header("n_classes");
+    const Token classes = in_.expect_token("the number of classes");
+    K_ = in_.parse<ClassIndex>(classes, "a number of classes");
+    if (K_ < 1) in_.fail(classes.column, "the number of classes must be >= 1");
+    if (K_ > in_.bytes_left() / 2 + 1)
+      in_.fail(classes.column, "n_classes " + std::to_string(K_) + " is more labels than the rest of the file (" +
+                                   std::to_string(in_.bytes_left()) + " bytes) can hold");
+    in_.expect_end_of_line("n_classes");
+  }
+
+  /// K distinct integer labels.
+  void read_labels() {
+    header("labels");
+    std::vector<std::int64_t> columns;
+    labels_.reserve(static_cast<std::size_t>(K_));
+    columns.reserve(static_cast<std::size_t>(K_));
+    for (ClassIndex k = 0; k < K_; ++k) {
+      const Token t = in_.token();
+      if (t.empty()) in_.fail(t.column, "expected " + std::to_string(K_) + " labels, the line has " + std::to_string(k));
+      labels_.push_back(in_.parse<Label>(t, "an integer label"));
+      columns.push_back(t.column);
+    }
+    if (const std::int64_t k = first_repeat(labels_); k >= 0)
+      in_.fail(columns[static_cast<std::size_t>(k)],
+               "label " + std::to_string(labels_[static_cast<std::size_t>(k)]) + " appears twice");
+    in_.expect_end_of_line(std::to_string(K_) + " labels");
+  }
+
+  /// `intercept none` (no b, has_intercept() false) differs from K zeros: both round-trip.
+  void read_intercept() {
+    header("intercept");
+    if (in_.peek().text == "none") {
+      in_.token();
+    } else {
+      intercept_.resize(K_);
+      for (ClassIndex k = 0; k < K_; ++k) intercept_[k] = value("intercept value", k, K_);
+    }
+    in_.expect_end_of_line("the intercept ('none' or " + std::to_string(K_) + " values)");
+  }
+
+  /// bias, then the names (the rest of their line: blanks inside kept, around trimmed), λ, μ
+  /// and the status.
+  void read_provenance() {
+    header("bias");
+    const Token t = in_.expect_token("the bias value");
+    provenance_.bias = in_.parse<double>(t, "a bias value");
+    if (provenance_.bias >= 0 && n_features_ < 1)
+      in_.fail(t.column, "a bias feature (bias >= 0) needs n_features >= 1");
+    in_.expect_end_of_line("the bias value");
+    header("loss");
+    provenance_.loss = in_.rest_of_line();
+    header("penalty");
+    provenance_.penalty = in_.rest_of_line();
+    header("solver");
+    provenance_.solver = in_.rest_of_line();
+    provenance_.lambda = hyper_parameter("lambda");
+    provenance_.mu = hyper_parameter("mu");
+    header("status");
+    provenance_.status = in_.rest_of_line();
+  }
+
+  /// `rows R`, and in version 3 `entries E` (the stored values: R·K for dense rows, the pairs
+  /// of sparse ones) and `layout dense|sparse`, each checked against the bytes that follow.
+  void read_counts() {
+    header("rows");
+    const Token rows = in_.expect_token("the number of stored rows");
+    n_rows_ = in_.parse<std::int64_t>(rows, "a number of rows");
+    if (n_rows_ < 0 || n_rows_ > n_features_)
+      in_.fail(rows.column, "the number of rows must be in [0, n_features = " + std::to_string(n_features_) + "]");
+    // Every row line takes at least 4 bytes ("j v" and its line end; 3 for an unterminated last one).
+    if (n_rows_ > (in_.bytes_left() + 1) / 4)
+      in_.fail(rows.column, "rows " + std::to_string(n_rows_) + " is more rows than the rest of the file (" +
+                                std::to_string(in_.bytes_left()) + " bytes) can hold");
+    in_.expect_end_of_line("the number of rows");
+    if (version_ >= 3) read_entries_and_layout();
+  }
+
+  /// The stored rows: `index v_1 … v_K` (dense) or `index k:v …` (sparse), indices strictly
+  /// increasing below n_features (LinearModel's invariants, checked here so that errors have a
+  /// position).
+  void read_rows() {
+    support_.reserve(static_cast<std::size_t>(n_rows_));
+    row_start_.reserve(static_cast<std::size_t>(n_rows_) + 1);
+    if (n_entries_ >= 0) {
+      classes_.reserve(static_cast<std::size_t>(n_entries_));
+      weights_.reserve(static_cast<std::size_t>(n_entries_));
+    }
+    for (std::int64_t r = 0; r < n_rows_; ++r) {
+      if (!in_.next_line())
+        in_.fail_at_end("unexpected end of file after " + std::to_string(r) + " of " + std::to_string(n_rows_) + " rows");
+      const Token t = in_.expect_token("a feature index");
+      const auto j = in_.parse<std::int64_t>(t, "a feature index");
+      if (j < 0 || j >= n_features_)
+        in_.fail(t.column, "feature index " + std::to_string(j) + " is outside [0, " + std::to_string(n_features_) + ")");
+      if (r > 0 && j <= support_.back())
+        in_.fail(t.column, "feature index " + std::to_string(j) + " does not increase (previous row: " +
+                               std::to_string(support_.back()) + ")");
+      support_.push_back(j);
+      if (sparse_rows_) read_sparse_row(in_, K_, file_is_float_, classes_, weights_);
+      else read_dense_row();
+      if (n_entries_ >= 0 && static_cast<std::int64_t>(classes_.size()) > n_entries_)
+        in_.fail(t.column, "more stored values than 'entries " + std::to_string(n_entries_) + "' (line " +
+                               std::to_string(entries_line_) + ")");
+      row_start_.push_back(static_cast<std::int64_t>(classes_.size()));
+    }
+    if (n_entries_ >= 0 && static_cast<std::int64_t>(classes_.size()) != n_entries_)
+      in_.fail_at(entries_line_, entries_column_, "entries " + std::to_string(n_entries_) + ", but the rows hold " +
+                                                      std::to_string(classes_.size()) + " values");
+  }
+
+  /// Version 3 ends with `end`: a file cut anywhere before it is an error, even inside the last
+  /// weight. Only blank lines may follow (versions 1 and 2: after the rows), so a longer row
+  /// list than announced is an error, not ignored.
+  void read_end() {
+    if (version_ >= 3) {
+      bool ended = false;
+      while (!ended && in_.next_line()) {
+        if (in_.at_end_of_line()) continue;
+        const Token t = in_.token();
+        if (t.text != "end")
+          in_.fail(t.column, "expected 'end' after the " + std::to_string(n_rows_) + " rows, got " +
+                                 TextCursor::quote(t.text));
+        in_.expect_end_of_line("'end'");
+        ended = true;
+      }
+      if (!ended) in_.fail_at_end("unexpected end of file: no 'end' line after the rows (the file is truncated)");
+    }
+    while (in_.next_line())
+      if (!in_.at_end_of_line())
+        in_.fail(in_.token().column, version_ >= 3 ? std::string("unexpected content after 'end'")
+                                                   : "unexpected content after the last of the " +
+                                                         std::to_string(n_rows_) + " rows");
+  }
+
+  /// The model read (the reader is spent).
+  [[nodiscard]] LinearModel<Scalar> model() && {
+    LinearModel<Scalar> out(n_features_, std::move(support_), std::move(row_start_), std::move(classes_),
+                            std::move(weights_), std::move(intercept_), std::move(labels_));
+    out.provenance() = std::move(provenance_);
+    return out;
+  }
+
+ private:
+  /// A header line's keyword (its values follow).
+  void header(std::string_view key) {
+    in_.require_line("'" + std::string(key) + "'");
+    in_.expect_keyword(key);
+  }
+
+  /// The next value of a list of `count` (weights, intercept), in the file's scalar type.
+  Scalar value(const char* what, std::int64_t index, std::int64_t count) {
+    const Token t = in_.token();
+    if (t.empty())
+      in_.fail(t.column, "expected " + std::to_string(count) + " " + what + "s, the line has " + std::to_string(index));
+    if (file_is_float_) return static_cast<Scalar>(in_.parse<float>(t, what));
+    return in_.parse<Scalar>(t, what);
+  }
+
+  /// λ or μ: NaN (unknown, e.g. an imported model) or what the flags accept, a finite number
+  /// >= 0 (a tool evaluates the model with them).
+  double hyper_parameter(const char* key) {
+    header(key);
+    const Token t = in_.expect_token(key);
+    const double x = in_.parse<double>(t, key, /*allow_non_finite=*/true);
+    if (!std::isnan(x) && !(std::isfinite(x) && x >= 0))
+      in_.fail(t.column, std::string(key) + " must be a number >= 0 (or nan: unknown), got " + TextCursor::quote(t.text));
+    in_.expect_end_of_line(key);
+    return x;
+  }
+
+  /// Version 3's `entries E` (at least one value per row, at most K, each at least 2 bytes)
+  /// and `layout dense|sparse` (dense: E = R·K).
+  void read_entries_and_layout() {
+    header("entries");
+    const Token t = in_.expect_token("the number of stored values");
+    entries_line_ = in_.line_number();
+    entries_column_ = t.column;
+    n_entries_ = in_.parse<std::int64_t>(t, "a number of stored values");
+    if (n_entries_ < n_rows_ || (n_rows_ > 0 && (n_entries_ - 1) / n_rows_ >= K_) || (n_rows_ == 0 && n_entries_ != 0))
+      in_.fail(t.column, "entries " + std::to_string(n_entries_) + " does not fit " + std::to_string(n_rows_) +
+                             " rows of " + std::to_string(K_) + " classes");
+    if (n_entries_ > (in_.bytes_left() + 1) / 2)
+      in_.fail(t.column, "entries " + std::to_string(n_entries_) + " is more values than the rest of the file (" +
+                             std::to_string(in_.bytes_left()) + " bytes) can hold");
+    in_.expect_end_of_line("the number of stored values");
+    header("layout");
+    const Token l = in_.expect_token("'dense' or 'sparse'");
+    if (l.text == "sparse") sparse_rows_ = true;
+    else if (l.text != "dense") in_.fail(l.column, "expected 'dense' or 'sparse', got " + TextCursor::quote(l.text));
+    if (!sparse_rows_ && n_entries_ != n_rows_ * K_)
+      in_.fail_at(entries_line_, entries_column_, "entries " + std::to_string(n_entries_) +
+                                                      " must be rows · n_classes = " + std::to_string(n_rows_ * K_) +
+                                                      " for dense rows");
+    in_.expect_end_of_line("the layout");
+  }
+
+  /// The rest of a dense row line: exactly K values.
+  void read_dense_row() {
+    for (ClassIndex k = 0; k < K_; ++k) {
+      classes_.push_back(k);
+      weights_.push_back(value("weight", k, K_));
+    }
+    if (!in_.at_end_of_line()) in_.fail(in_.peek().column, "expected " + std::to_string(K_) + " weights, the line has more");
+  }
+
+  TextCursor in_;
+  int version_ = 0;
+  bool sparse_rows_ = false;
+  bool file_is_float_ = false;
+  std::int64_t n_features_ = 0;
+  ClassIndex K_ = 0;
+  std::vector<Label> labels_;
+  typename LinearModel<Scalar>::Vector intercept_;
+  ModelProvenance provenance_;
+  std::int64_t n_rows_ = 0;
+  std::int64_t n_entries_ = -1;  ///< version 3's `entries` (−1 before version 3)
+  std::int64_t entries_line_ = 0;
+  std::int64_t entries_column_ = 0;
+  std::vector<std::int64_t> support_;
+  std::vector<std::int64_t> row_start_{0};
+  std::vector<ClassIndex> classes_;
+  std::vector<Scalar> weights_;
+};
+
+}  // namespace detail
+
 /// Reads a native-format model from text; `source` names it in error messages.
 template <RealScalar Scalar = double>
 [[nodiscard]] LinearModel<Scalar> parse_model(std::string_view text, std::string source) {
-  using Vector = typename LinearModel<Scalar>::Vector;
-  detail::TextCursor in(text, std::move(source));
-
-  // Line 1: magic word and version (1: dense rows, 2: sparse rows, 3: either, with a count of
-  // stored values and an end marker). A future version is refused here rather than misread.
-  in.require_line("the header 'sparsemc-model N' (N = 1, 2 or 3)");
-  in.expect_keyword("sparsemc-model");
-  int version = 0;
-  {
-    const detail::Token t = in.expect_token("the format version");
-    version = in.parse<int>(t, "a format version");
-    if (version < 1 || version > native_model_format_version)
-      in.fail(t.column, "unsupported format version " + std::to_string(version) + " (this sparsemc reads versions 1 to " +
-                            std::to_string(native_model_format_version) + ")");
-    in.expect_end_of_line("the format version");
-  }
-  bool sparse_rows = version == 2;
-
-  // Each header line: keyword, value(s), end of line.
-  const auto header = [&in](std::string_view key) {
-    in.require_line("'" + std::string(key) + "'");
-    in.expect_keyword(key);
-  };
-
-  header("scalar");
-  bool file_is_float = false;
-  {
-    const detail::Token t = in.expect_token("'float' or 'double'");
-    if (t.text == "float") file_is_float = true;
-    else if (t.text != "double") in.fail(t.column, "expected 'float' or 'double', got " + detail::TextCursor::quote(t.text));
-    in.expect_end_of_line("the scalar type");
-  }
-  // The next value of a list of `count` (weights, intercept): a float file's shortest
-  // decimals are float's, so read them as float and widen (exact).
-  const auto value = [&in, file_is_float](const char* what, std::int64_t index, std::int64_t count) -> Scalar {
-    const detail::Token t = in.token();
-    if (t.empty())
-      in.fail(t.column, "expected " + std::to_string(count) + " " + what + "s, the line has " + std::to_string(index));
-    if (file_is_float) return static_cast<Scalar>(in.parse<float>(t, what));
-    return in.parse<Scalar>(t, what);
-  };
-
-  // Shape: d (with the bias feature, if any) and K ≥ 1, then K distinct labels. Nothing is
-  // sized by d (the model stores only its rows), and K is checked against the bytes that
-  // follow (each label takes at least two) before anything is sized by it.
-  header("n_features");
-  const detail::Token features_token = in.expect_token("the number of features");
-  const auto n_features = in.parse<std::int64_t>(features_token, "a number of features");
-  if (n_features < 0) in.fail(features_token.column, "the number of features must be >= 0");
-  in.expect_end_of_line("n_features");
-
-  header("n_classes");
-  const detail::Token classes_token = in.expect_token("the number of classes");
-  const auto K = in.parse<ClassIndex>(classes_token, "a number of classes");
-  if (K < 1) in.fail(classes_token.column, "the number of classes must be >= 1");
-  if (K > in.bytes_left() / 2 + 1)
-    in.fail(classes_token.column, "n_classes " + std::to_string(K) + " is more labels than the rest of the file (" +
-                                      std::to_string(in.bytes_left()) + " bytes) can hold");
-  in.expect_end_of_line("n_classes");
-
-  header("labels");
-  std::vector<Label> labels;
-  std::vector<std::int64_t> label_columns;
-  labels.reserve(static_cast<std::size_t>(K));
-  label_columns.reserve(static_cast<std::size_t>(K));
-  for (ClassIndex k = 0; k < K; ++k) {
-    const detail::Token t = in.token();
-    if (t.empty()) in.fail(t.column, "expected " + std::to_string(K) + " labels, the line has " + std::to_string(k));
-    labels.push_back(in.parse<Label>(t, "an integer label"));
-    label_columns.push_back(t.column);
-  }
-  if (const std::int64_t k = detail::first_repeat(labels); k >= 0)
-    in.fail(label_columns[static_cast<std::size_t>(k)], "label " + std::to_string(labels[static_cast<std::size_t>(k)]) + " appears twice");
-  in.expect_end_of_line(std::to_string(K) + " labels");
-
-  header("intercept");
-  // `intercept none` (no b, has_intercept() false) differs from K zeros: both round-trip.
-  Vector intercept;
-  if (in.peek().text == "none") {
-    in.token();
-  } else {
-    intercept.resize(K);
-    for (ClassIndex k = 0; k < K; ++k) intercept[k] = value("intercept value", k, K);
-  }
-  in.expect_end_of_line("the intercept ('none' or " + std::to_string(K) + " values)");
-
-  header("bias");
-  ModelProvenance prov;
-  {
-    const detail::Token t = in.expect_token("the bias value");
-    prov.bias = in.parse<double>(t, "a bias value");
-    if (prov.bias >= 0 && n_features < 1) in.fail(t.column, "a bias feature (bias >= 0) needs n_features >= 1");
-    in.expect_end_of_line("the bias value");
-  }
-  // Provenance: names are the rest of their line (blanks inside kept, around trimmed);
-  // λ and μ may be nan (unknown), unlike every weight.
-  header("loss");
-  prov.loss = in.rest_of_line();
-  header("penalty");
-  prov.penalty = in.rest_of_line();
-  header("solver");
-  prov.solver = in.rest_of_line();
-  // λ and μ: NaN (unknown, e.g. an imported model) or what the flags accept, a finite
-  // number >= 0 (a tool evaluates the model with them).
-  const auto hyper_parameter = [&](const char* key) {
-    header(key);
-    const detail::Token t = in.expect_token(key);
-    const double x = in.parse<double>(t, key, /*allow_non_finite=*/true);
-    if (!std::isnan(x) && !(std::isfinite(x) && x >= 0))
-      in.fail(t.column, std::string(key) + " must be a number >= 0 (or nan: unknown), got " + detail::TextCursor::quote(t.text));
-    in.expect_end_of_line(key);
-    return x;
-  };
-  prov.lambda = hyper_parameter("lambda");
-  prov.mu = hyper_parameter("mu");
-  header("status");
-  prov.status = in.rest_of_line();
-
-  header("rows");
-  const detail::Token rows_token = in.expect_token("the number of stored rows");
-  const auto n_rows = in.parse<std::int64_t>(rows_token, "a number of rows");
-  if (n_rows < 0 || n_rows > n_features)
-    in.fail(rows_token.column, "the number of rows must be in [0, n_features = " + std::to_string(n_features) + "]");
-  // Every row line takes at least 4 bytes ("j v" and its line end; 3 for an unterminated last one).
-  if (n_rows > (in.bytes_left() + 1) / 4)
-    in.fail(rows_token.column, "rows " + std::to_string(n_rows) + " is more rows than the rest of the file (" +
-                                   std::to_string(in.bytes_left()) + " bytes) can hold");
-  in.expect_end_of_line("the number of rows");
-
-  // Version 3: `entries E` (the stored values: R·K for dense rows, the pairs of sparse ones),
-  // then `layout dense|sparse`.
-  std::int64_t n_entries = -1;
-  std::int64_t entries_line = 0, entries_column = 0;
-  if (version >= 3) {
-    header("entries");
-    const detail::Token t = in.expect_token("the number of stored values");
-    entries_line = in.line_number();
-    entries_column = t.column;
-    n_entries = in.parse<std::int64_t>(t, "a number of stored values");
-    // At least one value per row, at most K; each takes at least 2 bytes.
-    if (n_entries < n_rows || (n_rows > 0 && (n_entries - 1) / n_rows >= K) || (n_rows == 0 && n_entries != 0))
-      in.fail(t.column, "entries " + std::to_string(n_entries) + " does not fit " + std::to_string(n_rows) + " rows of " +
-                            std::to_string(K) + " classes");
-    if (n_entries > (in.bytes_left() + 1) / 2)
-      in.fail(t.column, "entries " + std::to_string(n_entries) + " is more values than the rest of the file (" +
-                            std::to_string(in.bytes_left()) + " bytes) can hold");
-    in.expect_end_of_line("the number of stored values");
-    header("layout");
-    const detail::Token l = in.expect_token("'dense' or 'sparse'");
-    if (l.text == "sparse") sparse_rows = true;
-    else if (l.text != "dense") in.fail(l.column, "expected 'dense' or 'sparse', got " + detail::TextCursor::quote(l.text));
-    if (!sparse_rows && n_entries != n_rows * K)
-      in.fail_at(entries_line, entries_column, "entries " + std::to_string(n_entries) + " must be rows · n_classes = " +
-                                                    std::to_string(n_rows * K) + " for dense rows");
-    in.expect_end_of_line("the layout");
-  }
-
-  // The stored rows: `index v_1 … v_K` (dense) or `index k:v …` (sparse), indices strictly
-  // increasing (LinearModel's invariants, checked here so that errors have a position). The
-  // arrays grow with what is read; the counts above only bound them.
-  std::vector<std::int64_t> support;
-  support.reserve(static_cast<std::size_t>(n_rows));
-  std::vector<std::int64_t> row_start{0};
-  row_start.reserve(static_cast<std::size_t>(n_rows) + 1);
-  std::vector<ClassIndex> classes;
-  std::vector<Scalar> weights;
-  if (n_entries >= 0) {
-    classes.reserve(static_cast<std::size_t>(n_entries));
-    weights.reserve(static_cast<std::size_t>(n_entries));
-  }
-  for (std::int64_t r = 0; r < n_rows; ++r) {
-    if (!in.next_line())
-      in.fail_at_end("unexpected end of file after " + std::to_string(r) + " of " + std::to_string(n_rows) + " rows");
-    const detail::Token t = in.expect_token("a feature index");
-    const auto j = in.parse<std::int64_t>(t, "a feature index");
-    if (j < 0 || j >= n_features)
-      in.fail(t.column, "feature index " + std::to_string(j) + " is outside [0, " + std::to_string(n_features) + ")");
-    if (r > 0 && j <= support.back())
-      in.fail(t.column, "feature index " + std::to_string(j) + " does not increase (previous row: " +
-                            std::to_string(support.back()) + ")");
-    support.push_back(j);
-    if (sparse_rows) {
-      read_sparse_row(in, K, file_is_float, classes, weights);
-    } else {
-      for (ClassIndex k = 0; k < K; ++k) {
-        classes.push_back(k);
-        weights.push_back(value("weight", k, K));
-      }
-      if (!in.at_end_of_line())
-        in.fail(in.peek().column, "expected " + std::to_string(K) + " weights, the line has more");
-    }
-    if (n_entries >= 0 && static_cast<std::int64_t>(classes.size()) > n_entries)
-      in.fail(t.column, "more stored values than 'entries " + std::to_string(n_entries) + "' (line " +
-                            std::to_string(entries_line) + ")");
-    row_start.push_back(static_cast<std::int64_t>(classes.size()));
-  }
-  if (n_entries >= 0 && static_cast<std::int64_t>(classes.size()) != n_entries)
-    in.fail_at(entries_line, entries_column, "entries " + std::to_string(n_entries) + ", but the rows hold " +
-                                                 std::to_string(classes.size()) + " values");
-  // Version 3 ends with `end`: a file cut anywhere before it is an error, even inside the last
-  // weight. Only blank lines may follow (versions 1 and 2: after the rows), so a longer row list
-  // than announced is an error, not ignored.
-  if (version >= 3) {
-    bool ended = false;
-    while (!ended && in.next_line()) {
-      if (in.at_end_of_line()) continue;
-      const detail::Token t = in.token();
-      if (t.text != "end")
-        in.fail(t.column, "expected 'end' after the " + std::to_string(n_rows) + " rows, got " + detail::TextCursor::quote(t.text));
-      in.expect_end_of_line("'end'");
-      ended = true;
-    }
-    if (!ended) in.fail_at_end("unexpected end of file: no 'end' line after the rows (the file is truncated)");
-  }
-  while (in.next_line())
-    if (!in.at_end_of_line())
-      in.fail(in.token().column, version >= 3 ? std::string("unexpected content after 'end'")
-                                              : "unexpected content after the last of the " + std::to_string(n_rows) + " rows");
-
-  LinearModel<Scalar> model(n_features, std::move(support), std::move(row_start), std::move(classes), std::move(weights),
-                            std::move(intercept), std::move(labels));
-  model.provenance() = std::move(prov);
-  return model;
+  detail::NativeModelReader<Scalar> reader(text, std::move(source));
+  reader.read_version();
+  reader.read_scalar_type();
+  reader.read_shape();
+  reader.read_labels();
+  reader.read_intercept();
+  reader.read_provenance();
+  reader.read_counts();
+  reader.read_rows();
+  reader.read_end();
+  return std::move(reader).model();
 }
 
 /// Reads a native-format model from a stream; `source` names it in error messages.
