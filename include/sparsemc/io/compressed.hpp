@@ -55,20 +55,20 @@ namespace sparsemc::io {
 namespace detail {
 
 /// Largest chunk of compressed input handed to a decoder at once (bytes).
-inline constexpr std::size_t kCompressedChunk = std::size_t{1} << 20;
+inline constexpr std::size_t compressed_chunk = std::size_t{1} << 20;
 
 /// The compressed bytes of a gzip or bzip2 input, chunk by chunk, from a byte source `Input`
 /// (`FileSource`, `StreamSource`, or any type with `read` and `size` as `read_blocks` takes
 /// them: `read` returns 0 at the end, and only then). An input of known size smaller than a
 /// chunk gets a buffer of its own size; one of unknown size (a stream) is read in chunks of
-/// `kFirstBlockSize`, which zlib and libbz2 decode as fast as larger ones. The buffer is not
+/// `first_block_size`, which zlib and libbz2 decode as fast as larger ones. The buffer is not
 /// zero-filled.
 template <class Input>
 class CompressedInput {
  public:
   explicit CompressedInput(Input& input)
       : input_(input),
-        size_(std::min(kCompressedChunk, input.size() ? *input.size() + 1 : kFirstBlockSize)),  // +1: the read that finds the end
+        size_(std::min(compressed_chunk, input.size() ? *input.size() + 1 : first_block_size)),  // +1: the read that finds the end
         buffer_(std::make_unique_for_overwrite<char[]>(size_)) {}
 
   /// Reads the next chunk into `data()` (the previous one must be consumed) and returns its
@@ -76,7 +76,7 @@ class CompressedInput {
   unsigned refill() {
     const std::size_t got = input_.read(buffer_.get(), size_);
     if (got == 0) at_end_ = true;
-    return static_cast<unsigned>(got);  // <= kCompressedChunk
+    return static_cast<unsigned>(got);  // <= compressed_chunk
   }
   [[nodiscard]] char* data() const { return buffer_.get(); }
   [[nodiscard]] bool at_end() const { return at_end_; }

@@ -123,7 +123,7 @@ struct LibsvmOptions {
 namespace detail {
 
 /// Bytes that end a number token: blanks, the line end and the comment sign.
-inline constexpr std::array<bool, 256> kSeparator = [] {
+inline constexpr std::array<bool, 256> separator_table = [] {
   std::array<bool, 256> table{};
   table[static_cast<unsigned char>(' ')] = true;
   table[static_cast<unsigned char>('\t')] = true;
@@ -133,7 +133,7 @@ inline constexpr std::array<bool, 256> kSeparator = [] {
   return table;
 }();
 
-[[nodiscard]] inline bool is_separator(char c) noexcept { return kSeparator[static_cast<unsigned char>(c)]; }
+[[nodiscard]] inline bool is_separator(char c) noexcept { return separator_table[static_cast<unsigned char>(c)]; }
 [[nodiscard]] inline bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\r'; }
 
 /// End of the token starting at `p` (first separator; every parsed line ends with '\n').
@@ -144,24 +144,24 @@ inline constexpr std::array<bool, 256> kSeparator = [] {
 
 /// A token for an error message: quoted, at most 40 bytes, non-printable bytes as '?'.
 [[nodiscard]] inline std::string quote(const char* begin, const char* end) {
-  constexpr std::ptrdiff_t kMax = 40;
-  const bool cut = end - begin > kMax;
+  constexpr std::ptrdiff_t max_quoted = 40;
+  const bool cut = end - begin > max_quoted;
   std::string out = "'";
-  for (const char* p = begin; p != (cut ? begin + kMax : end); ++p)
+  for (const char* p = begin; p != (cut ? begin + max_quoted : end); ++p)
     out += (static_cast<unsigned char>(*p) >= 0x20 && static_cast<unsigned char>(*p) < 0x7f) ? *p : '?';
   out += cut ? "...'" : "'";
   return out;
 }
 
 template <StorageIndex Index>
-inline constexpr const char* kIndexBits = sizeof(Index) == 4 ? "32-bit" : "64-bit";
+inline constexpr const char* index_bits = sizeof(Index) == 4 ? "32-bit" : "64-bit";
 
 /// The LIBSVM grammar as a push parser: `parse` takes blocks of complete lines (the last
 /// byte of a block is '\n'), `finish` builds the Dataset. Positions in errors are relative
 /// to the start of the current line, which always lies inside the current block.
 template <RealScalar Scalar, StorageIndex Index>
 class LibsvmParser {
-  static constexpr Index kIndexMax = std::numeric_limits<Index>::max();
+  static constexpr Index index_max = std::numeric_limits<Index>::max();
 
  public:
   LibsvmParser(const LibsvmParser&) = delete;  // table_ points into options_
@@ -169,11 +169,11 @@ class LibsvmParser {
   LibsvmParser(const LibsvmOptions& options, std::string name)
       : options_(options), name_(std::move(name)), base_(options.zero_based ? 0 : 1) {
     options_.validate();
-    if (options_.n_features > static_cast<std::int64_t>(kIndexMax))
+    if (options_.n_features > static_cast<std::int64_t>(index_max))
       throw std::invalid_argument("LibsvmOptions::n_features = " + std::to_string(options_.n_features) +
-                                  " does not fit the " + kIndexBits<Index> + " index type");
+                                  " does not fit the " + index_bits<Index> + " index type");
     // The largest index accepted: a fixed d, or one that keeps d = column + 1 representable.
-    const std::int64_t d_max = options_.n_features > 0 ? options_.n_features : static_cast<std::int64_t>(kIndexMax);
+    const std::int64_t d_max = options_.n_features > 0 ? options_.n_features : static_cast<std::int64_t>(index_max);
     index_limit_ = d_max - 1 + base_;
     if (options_.labels && options_.labels->size() > 0) table_ = &*options_.labels;
     row_ptr_.push_back(0);
@@ -209,7 +209,7 @@ class LibsvmParser {
     auto grow = [scale](auto& v) { v.reserve(static_cast<std::size_t>(scale * static_cast<double>(v.size())) + 16); };
     const double wanted = scale * static_cast<double>(nnz_) + 16;
     if (wanted > static_cast<double>(capacity_))
-      set_capacity(static_cast<Index>(std::min(wanted, static_cast<double>(kIndexMax))));
+      set_capacity(static_cast<Index>(std::min(wanted, static_cast<double>(index_max))));
     grow(row_ptr_);
     grow(label_ptr_);
     grow(labels_);
@@ -270,7 +270,7 @@ class LibsvmParser {
     const auto [lo, hi] = std::minmax_element(labels_.begin(), labels_.end());
     const auto range = static_cast<std::uint64_t>(*hi) - static_cast<std::uint64_t>(*lo);
     std::vector<Label> out;
-    if (range < kDenseLabelRange) {
+    if (range < dense_label_range) {
       std::vector<unsigned char> seen(range + 1, 0);
       for (Label l : labels_) seen[static_cast<std::uint64_t>(l) - static_cast<std::uint64_t>(*lo)] = 1;
       for (std::uint64_t k = 0; k <= range; ++k)
@@ -289,7 +289,7 @@ class LibsvmParser {
     std::vector<ClassIndex> classes(labels_.size());
     const auto& table = encoder.labels();
     const auto range = table.empty() ? 0 : static_cast<std::uint64_t>(table.back()) - static_cast<std::uint64_t>(table.front());
-    if (!table.empty() && range < kDenseLabelRange) {
+    if (!table.empty() && range < dense_label_range) {
       const auto lo = static_cast<std::uint64_t>(table.front());
       std::vector<ClassIndex> index_of(range + 1, -1);
       for (std::size_t k = 0; k < table.size(); ++k)
@@ -302,7 +302,7 @@ class LibsvmParser {
   }
 
   /// Label ranges up to this size use lookup tables (a few MiB at most).
-  static constexpr std::uint64_t kDenseLabelRange = std::uint64_t{1} << 20;
+  static constexpr std::uint64_t dense_label_range = std::uint64_t{1} << 20;
 
   /// X from the parsed arrays: the entries move into it without a copy (only a capacity
   /// well above nnz is trimmed, which copies once).
@@ -368,8 +368,8 @@ class LibsvmParser {
     double x = 0;
     const auto [rx, ecx] = std::from_chars(s, e, x);
     if (ecx == std::errc{} && rx == e && std::isfinite(x) && x == std::trunc(x)) {
-      constexpr double kTwo63 = 9223372036854775808.0;
-      if (x >= -kTwo63 && x < kTwo63) return static_cast<Label>(x);
+      constexpr double two_to_63 = 9223372036854775808.0;
+      if (x >= -two_to_63 && x < two_to_63) return static_cast<Label>(x);
       fail(b, "label " + quote(b, e) + " overflows the 64-bit label type");
     }
     if (ec == std::errc::result_out_of_range && r == e)
@@ -452,7 +452,7 @@ class LibsvmParser {
     const char* colon = static_cast<const char*>(std::memchr(p, ':', static_cast<std::size_t>(e - p)));
     if (colon == p) fail(p, "missing feature index before ':'");
     if (ec == std::errc::result_out_of_range && stop == colon)
-      fail(p, "feature index " + quote(p, colon) + " overflows the " + kIndexBits<Index> + " index type");
+      fail(p, "feature index " + quote(p, colon) + " overflows the " + index_bits<Index> + " index type");
     if (colon == nullptr) {
       if (ec == std::errc{} && stop == e) fail(stop, "missing ':' after feature index " + quote(p, e));
       fail(p, "expected index:value, got " + quote(p, e));
@@ -471,7 +471,7 @@ class LibsvmParser {
     if (options_.n_features > 0)
       fail(p, "feature index " + std::to_string(index) + " is beyond the number of features " +
                   std::to_string(options_.n_features) + (base_ == 1 ? "" : " (zero-based)"));
-    fail(p, "feature index " + std::to_string(index) + " overflows the " + kIndexBits<Index> + " index type");
+    fail(p, "feature index " + std::to_string(index) + " overflows the " + index_bits<Index> + " index type");
   }
 
   /// Parses the value at `v`; returns the position after it. The value must end at a
@@ -501,9 +501,9 @@ class LibsvmParser {
 
   /// Doubles the entry arrays (at `at`: where the error goes if Index cannot count further).
   void grow_entries(const char* at) {
-    if (capacity_ == kIndexMax)
-      fail(at, std::string("more nonzeros than the ") + kIndexBits<Index> + " index type can count");
-    set_capacity(capacity_ > kIndexMax / 2 ? kIndexMax : std::max<Index>(2 * capacity_, 4096));
+    if (capacity_ == index_max)
+      fail(at, std::string("more nonzeros than the ") + index_bits<Index> + " index type can count");
+    set_capacity(capacity_ > index_max / 2 ? index_max : std::max<Index>(2 * capacity_, 4096));
   }
 
   /// Reallocates the entry arrays to `capacity` (>= nnz_), keeping the entries.
@@ -517,8 +517,8 @@ class LibsvmParser {
   /// Closes the current line's sample: its end in the entry arrays and in the label arrays.
   void end_sample() {
     // n itself is stored as an Index (rows of X).
-    if (row_ptr_.size() > static_cast<std::size_t>(kIndexMax))
-      fail(line_start_, std::string("more samples than the ") + kIndexBits<Index> + " index type can count");
+    if (row_ptr_.size() > static_cast<std::size_t>(index_max))
+      fail(line_start_, std::string("more samples than the ") + index_bits<Index> + " index type can count");
     if (row_ptr_.back() != nnz_)  // the row's last index is its largest
       max_column_ = std::max(max_column_, entries_.indexPtr()[nnz_ - 1]);
     row_ptr_.push_back(nnz_);
@@ -556,11 +556,11 @@ class LibsvmParser {
 };
 
 /// Default block size of the chunked readers (bytes).
-inline constexpr std::size_t kBlockSize = std::size_t{4} << 20;
+inline constexpr std::size_t default_block_size = std::size_t{4} << 20;
 
 /// First block for an input of unknown size (a stream, decompressed data); it doubles up to
 /// the full block size while reads fill it, so a small input does not pay for a full block.
-inline constexpr std::size_t kFirstBlockSize = std::size_t{64} << 10;
+inline constexpr std::size_t first_block_size = std::size_t{64} << 10;
 
 /// Drives a parser over a byte source with `std::size_t read(char* dst, std::size_t cap)`
 /// (returns 0 at the end) and `std::optional<std::size_t> size()` (the total, when known,
@@ -568,13 +568,13 @@ inline constexpr std::size_t kFirstBlockSize = std::size_t{64} << 10;
 /// the partial last line over; a line longer than the block grows the buffer.
 template <RealScalar Scalar, StorageIndex Index, class Source>
 Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options, std::string name,
-                                   std::size_t block_size = kBlockSize) {
+                                   std::size_t block_size = default_block_size) {
   LibsvmParser<Scalar, Index> parser(options, std::move(name));
   const std::optional<std::size_t> total = source.size();
   // A file smaller than the block is read into a buffer of its own size: zero-filling an unused
   // 4 MB block costs ~1000 page faults, more time than reading and solving a small data set.
-  // An input of unknown size starts with kFirstBlockSize and grows as it proves larger.
-  const std::size_t block = std::min(block_size, total ? *total + 1 : kFirstBlockSize);
+  // An input of unknown size starts with first_block_size and grows as it proves larger.
+  const std::size_t block = std::min(block_size, total ? *total + 1 : first_block_size);
   std::vector<char> buffer(std::max<std::size_t>(block, 1) + 1);  // +1: room for a final '\n'
   std::size_t filled = 0;
   bool first_block = true;

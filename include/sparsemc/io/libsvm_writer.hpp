@@ -49,9 +49,9 @@ void write_libsvm(std::ostream& out, const CsrView<Scalar, Index>& X, const Labe
                                 std::to_string(y.size()) + " samples");
   const std::int64_t base = options.zero_based ? 0 : 1;
   // Text is assembled in a buffer and handed to the stream in large pieces.
-  constexpr std::size_t kFlushAt = std::size_t{1} << 20;
-  constexpr std::size_t kRoom = 96;  // longest token: two 20-digit integers, a value, ':' and ' '
-  std::vector<char> buffer(kFlushAt + kRoom);
+  constexpr std::size_t flush_at = std::size_t{1} << 20;
+  constexpr std::size_t token_room = 96;  // longest token: two 20-digit integers, a value, ':' and ' '
+  std::vector<char> buffer(flush_at + token_room);
   std::size_t used = 0;
   auto flush = [&] {
     out.write(buffer.data(), static_cast<std::streamsize>(used));
@@ -65,19 +65,19 @@ void write_libsvm(std::ostream& out, const CsrView<Scalar, Index>& X, const Labe
     const auto classes = y[static_cast<std::size_t>(i)];
     const auto row = X.outer(i);
     for (std::size_t k = 0; k < classes.size(); ++k) {
-      if (used > kFlushAt) flush();
+      if (used > flush_at) flush();
       if (k > 0) buffer[used++] = ',';
       put_integer(encoder.label_of(classes[k]));
     }
     if (classes.empty() && row.empty()) {
-      static constexpr char kEmpty[] = " qid:0";
-      for (char c : std::string_view(kEmpty)) buffer[used++] = c;
+      static constexpr char empty_qid[] = " qid:0";
+      for (char c : std::string_view(empty_qid)) buffer[used++] = c;
     }
     for (auto [j, v] : row) {
       if (!std::isfinite(v))
         throw std::invalid_argument("write_libsvm: X(" + std::to_string(i) + ", " + std::to_string(j) +
                                     ") is not finite; LIBSVM text cannot hold it");
-      if (used > kFlushAt) flush();
+      if (used > flush_at) flush();
       buffer[used++] = ' ';
       put_integer(static_cast<std::int64_t>(j) + base);
       buffer[used++] = ':';

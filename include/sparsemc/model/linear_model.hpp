@@ -513,7 +513,7 @@ class LinearModel {
   void build_row_of_feature() {
     row_of_feature_.clear();
     const auto d = static_cast<std::uint64_t>(n_features_);
-    if (d > kDenseLookupFeatures && d > 8 * static_cast<std::uint64_t>(support_.size())) return;
+    if (d > dense_lookup_features && d > 8 * static_cast<std::uint64_t>(support_.size())) return;
     row_of_feature_.assign(static_cast<std::size_t>(n_features_), -1);
     for (std::size_t r = 0; r < support_.size(); ++r)
       row_of_feature_[static_cast<std::size_t>(support_[r])] = static_cast<std::int64_t>(r);
@@ -525,7 +525,7 @@ class LinearModel {
     return (it != support_.end() && *it == j) ? static_cast<std::int64_t>(it - support_.begin()) : -1;
   }
   /// d up to which the lookup is always a table (8 MiB).
-  static constexpr std::uint64_t kDenseLookupFeatures = std::uint64_t{1} << 20;
+  static constexpr std::uint64_t dense_lookup_features = std::uint64_t{1} << 20;
   /// Sorted (label, class) pairs for class_of(); rejects a label table with duplicates.
   void build_label_index() {
     label_index_.resize(labels_.size());

@@ -345,7 +345,7 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
       detail::fail_option("storage", "hashed or automatic when the search resolves to bi-stochastic (K >= 1000)", "dense");
     const double pairs = static_cast<double>(problem.n_features()) * K;
     s.dense_rows = options_.storage == FcbcfwStorage::dense ||
-                   (options_.storage == FcbcfwStorage::automatic && !s.bi_stochastic && pairs <= kDensePairs);
+                   (options_.storage == FcbcfwStorage::automatic && !s.bi_stochastic && pairs <= dense_pairs);
     return s;
   }
 
@@ -417,7 +417,7 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
   }
 
   /// The automatic storage is dense up to this many (feature, class) pairs (8 bytes each: V in double).
-  static constexpr double kDensePairs = 16777216.0;  // 2^24
+  static constexpr double dense_pairs = 16777216.0;  // 2^24
 
   using Base::loss_;
   using Base::options_;

@@ -341,7 +341,7 @@ class SequentialDual
       shrink_classes(b, range.min_free);
       if (b.active <= 1) return -1.0;
       const Scalar violation = range.max - range.min_free;
-      if (!(violation > Scalar(kMinViolation))) return 0.0;
+      if (!(violation > Scalar(min_violation))) return 0.0;
       update(b, solve_subproblem(b));
       return static_cast<double>(violation);
     }
@@ -419,7 +419,7 @@ class SequentialDual
         const Scalar next = std::min(b.upper(m), (beta - B_[m]) / b.A);
         const Scalar step = next - alpha(b, m);
         alpha(b, m) = next;
-        if (std::abs(step) >= Scalar(kMinStep)) {
+        if (std::abs(step) >= Scalar(min_step)) {
           moved_class_[moved] = b.classes[m];
           moved_by_[moved++] = step;
         }
@@ -438,10 +438,10 @@ class SequentialDual
 
     /// A sample whose violation max_m G_m − min_m G_m is at most this is optimal as it stands
     /// and left alone (LIBLINEAR's Solver_MCSVM_CS, `maxG - minG <= 1e-12`).
-    static constexpr double kMinViolation = 1e-12;
+    static constexpr double min_violation = 1e-12;
     /// A class whose α_im moved by less than this leaves W as it is (LIBLINEAR's
     /// Solver_MCSVM_CS, `fabs(d) >= 1e-12`).
-    static constexpr double kMinStep = 1e-12;
+    static constexpr double min_step = 1e-12;
 
     const CsrProblem<Scalar, Index>& problem_;
     const Options& options_;

@@ -213,8 +213,8 @@ class BcdEngine {
     if (full_pass_) last_full_measure_ = measure_;
     margin_ = tally_.violation_max / static_cast<double>(n_);
     const double trigger = schedule_.trigger();
-    const double recheck = last_full_measure_ > trigger ? std::max(trigger, kRecheckFactor * last_full_measure_)
-                                                        : kRecheckFactor * last_full_measure_;
+    const double recheck = last_full_measure_ > trigger ? std::max(trigger, recheck_factor * last_full_measure_)
+                                                        : recheck_factor * last_full_measure_;
     if (!full_pass_ && (measure_ <= recheck || schedule_.due(measure_))) restore_full_pass();
   }
 
@@ -259,22 +259,22 @@ class BcdEngine {
   /// fraction of the last full pass's (or to tol): a wrongly shrunk block is found again
   /// within a bounded amount of wasted work, not only when the shrunk problem is solved
   /// (a design choice, one recheck per decade of progress, as SCD's recheck_factor).
-  static constexpr double kRecheckFactor = 0.1;
+  static constexpr double recheck_factor = 0.1;
   /// Per-entry curvatures (one-vs-rest losses with an entrywise penalty) are floored at this
   /// fraction of the block's largest, max_k h_jk: an entry with no active margin (h_jk = 0,
   /// G_jk = 0) would otherwise take a step of 1/ε to zero. Empirical: on sector (OvR + L1,
   /// C = 1) the floor 1e-3 and 1e-1 reach LIBLINEAR's objective in the same time, 2.3× sooner
   /// than the block's single curvature max_k h_jk (eq. 6).
-  static constexpr double kRelativeEntryFloor = 1e-3;
+  static constexpr double relative_entry_floor = 1e-3;
   /// The rounding floor of the measures in units of ε·max_j R°(G_j) at W = 0 (a margin on
   /// rounding: at λ = λ_max, max(0, R°(G_j) − λ) is left at about 1e-17 rather than 0).
-  static constexpr double kNoiseFloorUlps = 16.0;
+  static constexpr double noise_floor_ulps = 16.0;
   /// The rounding error of a penalty part P in units of ε|P| (a margin on rounding): with the
   /// kernel's bound for the loss part (Trial::noise), what a line-search test must exceed.
-  static constexpr double kPenaltyRoundingUlps = 4.0;
-  /// kPenaltyRoundingUlps·ε in the solve's precision.
+  static constexpr double penalty_rounding_ulps = 4.0;
+  /// penalty_rounding_ulps·ε in the solve's precision.
   static constexpr double penalty_rounding =
-      kPenaltyRoundingUlps * static_cast<double>(std::numeric_limits<Scalar>::epsilon());
+      penalty_rounding_ulps * static_cast<double>(std::numeric_limits<Scalar>::epsilon());
 
   /// What one block visit reports: its violation and whether it leaves the active set.
   struct Visit {
@@ -368,7 +368,7 @@ class BcdEngine {
   /// v_0 of eq. (10) at W = 0, b = 0 for every λ of the path, in one pass: the violation at
   /// W = 0 of a row is 0 when R°(G_j) ≤ λ (−G_j ∈ λ∂R(0)), so only rows above λ_k are
   /// evaluated at λ_k. Alongside, the largest gradient size max_j R°(G_j) sets the rounding
-  /// floor (kNoiseFloorUlps): no stopping test asks for less. A cold start also keeps
+  /// floor (noise_floor_ulps): no stopping test asks for less. A cold start also keeps
   /// R°(G_j), the strong rule's gradients at W = 0.
   void measure_at_zero() {
     state_.set_scores(problem_.X, nullptr, nullptr);
@@ -395,7 +395,7 @@ class BcdEngine {
       gradient_max = std::max(gradient_max, v);
       for (ZeroMeasure& at_lambda : zero_measure_) at_lambda.add(v);
     }
-    noise_floor_ = kNoiseFloorUlps * static_cast<double>(std::numeric_limits<Scalar>::epsilon()) * gradient_max;
+    noise_floor_ = noise_floor_ulps * static_cast<double>(std::numeric_limits<Scalar>::epsilon()) * gradient_max;
   }
 
   /// The warm start: W, b (when fit_intercept is set and the model has one), the labels, the
@@ -609,7 +609,7 @@ class BcdEngine {
     if constexpr (per_entry_curvature) {
       // Per-entry curvatures: the quadratic model's diagonal is h_jk itself, floored
       // relatively (entries with no active margin would otherwise jump).
-      const Scalar floor = std::max(search_.epsilon, Scalar(kRelativeEntryFloor) * h_max);
+      const Scalar floor = std::max(search_.epsilon, Scalar(relative_entry_floor) * h_max);
       for (Eigen::Index k = 0; k < K_; ++k) {
         const Scalar step = Scalar(1) / std::max(H_[k], floor);
         w_star_[k] = penalty_.prox_entry(w_now[k] - step * G_[k], step);
@@ -739,7 +739,7 @@ class BcdEngine {
   // R°(G_j) at the last visit of row j: the strong rule's gradients at the previous λ.
   std::vector<double> row_dual_;
   std::vector<ZeroMeasure> zero_measure_;  // per λ of the path
-  double noise_floor_ = 0.0;               // kNoiseFloorUlps·ε max_j R°(G_j) at W = 0
+  double noise_floor_ = 0.0;               // noise_floor_ulps·ε max_j R°(G_j) at W = 0
   // P(W_j) per row (so F costs O(n + d) per epoch) and the count of nonzero rows.
   std::vector<double> row_penalty_;
   std::int64_t nnz_rows_ = 0;

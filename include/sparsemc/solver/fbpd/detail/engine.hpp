@@ -237,14 +237,14 @@ class FbpdEngine {
   }
 
   /// Adaptive restarts (PDLP): the running averages since the last restart, and every
-  /// kRestartPeriod iterations the comparison of the current point with the average; the
+  /// restart_period iterations the comparison of the current point with the average; the
   /// better one becomes the new start when its error fell enough (see `FbpdOptions::restarts`),
   /// and the primal weight is updated.
   void restart_if_due() {
     restarted_to_average_ = false;
     if (!restarts_) return;
     if (averages_) update_averages();
-    if ((epoch_ - restart_epoch_) % kRestartPeriod != 0) return;
+    if ((epoch_ - restart_epoch_) % restart_period != 0) return;
     double candidate = measure_;
     PointError average{0.0, 0.0};
     if (averages_) {
@@ -252,9 +252,9 @@ class FbpdEngine {
       restarted_to_average_ = average.error < candidate;
       candidate = std::min(candidate, average.error);
     }
-    const bool restart = candidate <= kSufficientDecay * error_at_restart_ ||
-                         (candidate <= kNecessaryDecay * error_at_restart_ && candidate > error_at_check_) ||
-                         static_cast<double>(epoch_ - restart_epoch_) >= kArtificialRestart * static_cast<double>(epoch_);
+    const bool restart = candidate <= sufficient_decay * error_at_restart_ ||
+                         (candidate <= necessary_decay * error_at_restart_ && candidate > error_at_check_) ||
+                         static_cast<double>(epoch_ - restart_epoch_) >= artificial_restart * static_cast<double>(epoch_);
     error_at_check_ = candidate;
     restarted_to_average_ = restarted_to_average_ && restart;
     if (!restart) return;
@@ -405,7 +405,7 @@ class FbpdEngine {
       steps_.norm_A = static_cast<double>(Loss::template curvature_bound<Scalar>(K_)) *
                       weighted_gram_norm(problem_, intercept_, options_.seed, options_.power_iterations) *
                       options_.norm_safety * options_.norm_safety;
-      if (steps_.norm_A > 0.0) steps_.set(kForwardStep, 1.0 / steps_.norm_A);  // 𝒯 = 2/β
+      if (steps_.norm_A > 0.0) steps_.set(forward_step, 1.0 / steps_.norm_A);  // 𝒯 = 2/β
     }
   }
 
@@ -431,7 +431,7 @@ class FbpdEngine {
       st_.b = root_tau_b * v_b;
       pass_at<&FbpdEngine::power_step>(st_.W, st_.b);  // G = TᵀΣ⁰T𝒯⁰^{½}v
       const double rayleigh = sums_.squared_norm;
-      const bool settled = it > 0 && std::abs(rayleigh - estimate) <= kPowerTolerance * rayleigh;
+      const bool settled = it > 0 && std::abs(rayleigh - estimate) <= power_tolerance * rayleigh;
       estimate = std::max(estimate, rayleigh);
       if (settled) break;
       for (Eigen::Index j = 0; j < V.rows(); ++j) V.row(j) = root_tau[static_cast<std::size_t>(j)] * st_.G.row(j);
@@ -783,8 +783,8 @@ class FbpdEngine {
     const double limit = cross > 0.0 ? (dx2 / steps_.gamma + steps_.gamma * sums_.dual_move) / (2.0 * cross)
                                      : std::numeric_limits<double>::infinity();
     const double k1 = static_cast<double>(passes_ + 1);
-    const double next = std::max(safe_scale_, std::min((1.0 - std::pow(k1, kStepShrinkExponent)) * limit,
-                                                       (1.0 + std::pow(k1, kStepGrowthExponent)) * steps_.scale));
+    const double next = std::max(safe_scale_, std::min((1.0 - std::pow(k1, step_shrink_exponent)) * limit,
+                                                       (1.0 + std::pow(k1, step_growth_exponent)) * steps_.scale));
     const bool accepted = steps_.scale <= limit || steps_.scale <= safe_scale_;
     if (!accepted) swap_iterates();
     if (std::isfinite(next)) steps_.set(steps_.gamma, next);
@@ -996,7 +996,7 @@ class FbpdEngine {
     }
   }
 
-  /// Primal weight: γ ← exp(θ log(Δx/Δy) + (1 − θ) log γ) = √(γ·Δx/Δy) (θ = kPrimalWeightSmoothing),
+  /// Primal weight: γ ← exp(θ log(Δx/Δy) + (1 − θ) log γ) = √(γ·Δx/Δy) (θ = primal_weight_smoothing),
   /// with Δx, Δy the moves since the last restart in the metric of 𝒯⁰, Σ⁰.
   void update_primal_weight() {
     double dx2 = static_cast<double>((st_.b - rs_.b_last).squaredNorm()) / steps_.unit.tau0_b, dy2 = 0.0;
@@ -1014,33 +1014,33 @@ class FbpdEngine {
       dy2 += move / steps_.unit.sigma0[static_cast<std::size_t>(i)];
     }
     if (dx2 > 0.0 && dy2 > 0.0 && std::isfinite(dx2 / dy2))
-      steps_.set_balance(std::exp(0.5 * kPrimalWeightSmoothing * std::log(dx2 / dy2) +  // log(Δx/Δy) = ½ log(dx2/dy2)
-                                  (1.0 - kPrimalWeightSmoothing) * std::log(steps_.gamma)));
+      steps_.set_balance(std::exp(0.5 * primal_weight_smoothing * std::log(dx2 / dy2) +  // log(Δx/Δy) = ½ log(dx2/dy2)
+                                  (1.0 - primal_weight_smoothing) * std::log(steps_.gamma)));
   }
 
   // PDLP's constants (Applegate et al., "Practical large-scale linear programming using
   // primal-dual hybrid gradient", NeurIPS 2021, §3), as published; FbpdOptions::restarts and
   // ::adaptive_steps document their use.
   /// Iterations between two checks of the restart criteria (PDLP checks every 64).
-  static constexpr std::int64_t kRestartPeriod = 64;
+  static constexpr std::int64_t restart_period = 64;
   /// Restart when the error fell below this fraction of the error at the last restart (PDLP's β_sufficient).
-  static constexpr double kSufficientDecay = 0.2;
+  static constexpr double sufficient_decay = 0.2;
   /// Restart when below this fraction and rising since the last check (PDLP's β_necessary).
-  static constexpr double kNecessaryDecay = 0.8;
+  static constexpr double necessary_decay = 0.8;
   /// Restart when the iterations since the last one are this fraction of all (PDLP's β_artificial).
-  static constexpr double kArtificialRestart = 0.36;
-  /// s̄ is damped by 1 − (k+1)^{kStepShrinkExponent} (PDLP's adaptive step size).
-  static constexpr double kStepShrinkExponent = -0.3;
-  /// s may grow by 1 + (k+1)^{kStepGrowthExponent} per iteration (PDLP's adaptive step size).
-  static constexpr double kStepGrowthExponent = -0.6;
+  static constexpr double artificial_restart = 0.36;
+  /// s̄ is damped by 1 − (k+1)^{step_shrink_exponent} (PDLP's adaptive step size).
+  static constexpr double step_shrink_exponent = -0.3;
+  /// s may grow by 1 + (k+1)^{step_growth_exponent} per iteration (PDLP's adaptive step size).
+  static constexpr double step_growth_exponent = -0.6;
   /// θ of the primal weight update, the weight of the new estimate against the old γ (PDLP's 0.5).
-  static constexpr double kPrimalWeightSmoothing = 0.5;
+  static constexpr double primal_weight_smoothing = 0.5;
   /// The power method stops once its estimate changes by less than this, relative (empirical;
   /// documented at FbpdOptions::power_iterations).
-  static constexpr double kPowerTolerance = 1e-6;
-  /// A smooth loss's step is τ = kForwardStep/β: the Vũ–Condat condition 1/τ − σ‖T‖² ≥ β/2
+  static constexpr double power_tolerance = 1e-6;
+  /// A smooth loss's step is τ = forward_step/β: the Vũ–Condat condition 1/τ − σ‖T‖² ≥ β/2
   /// without a dual block (class comment of FBPD, "Smooth losses").
-  static constexpr double kForwardStep = 2.0;
+  static constexpr double forward_step = 2.0;
 
   const Problem<Scalar, Index, Order>& problem_;
   const Loss& loss_;

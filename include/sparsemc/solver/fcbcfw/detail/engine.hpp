@@ -329,18 +329,18 @@ class Engine {
     return true;
   }
 
-  /// Counts a visit in `visited`; every kSamplesPerClockRead visits, whether the time limit
+  /// Counts a visit in `visited`; every samples_per_clock_read visits, whether the time limit
   /// (if any) has passed.
   [[nodiscard]] bool time_is_up(std::size_t& visited, const Stopwatch& clock) const {
-    return s_.time_limit > 0.0 && ++visited % kSamplesPerClockRead == 0 && clock.seconds() > s_.time_limit;
+    return s_.time_limit > 0.0 && ++visited % samples_per_clock_read == 0 && clock.seconds() > s_.time_limit;
   }
 
   /// Whether the exact gap is due at the end of `epoch` (run's comment): every gap_every
   /// epochs, or, with gap_every = 0, once the work since the last evaluation reaches
-  /// kWorkPerCheck times that evaluation's.
+  /// work_per_check times that evaluation's.
   [[nodiscard]] bool gap_due(std::int64_t epoch) const {
     return s_.gap_every > 0 ? epoch - checks_.last >= s_.gap_every
-                            : checks_.work >= kWorkPerCheck * checks_.check_work;
+                            : checks_.work >= work_per_check * checks_.check_work;
   }
 
   /// The exact primal parts, D(α) and the gap at the end of `epoch`, into info_ and the
@@ -476,9 +476,10 @@ class Engine {
     score_.assign(m, 0.0);
     const auto& row = b.row;
     for (std::size_t p = 0; p < row.size(); ++p) {
-      if (p + kPrefetchTable < row.size()) rows_.prefetch_table(static_cast<std::size_t>(row.indices[p + kPrefetchTable]));
-      if (p + kPrefetchEntry < row.size())
-        for (std::size_t r = 0; r < m; ++r) rows_.prefetch(static_cast<std::size_t>(row.indices[p + kPrefetchEntry]), A[r].cls);
+      if (p + prefetch_table_distance < row.size())
+        rows_.prefetch_table(static_cast<std::size_t>(row.indices[p + prefetch_table_distance]));
+      if (p + prefetch_entry_distance < row.size())
+        for (std::size_t r = 0; r < m; ++r) rows_.prefetch(static_cast<std::size_t>(row.indices[p + prefetch_entry_distance]), A[r].cls);
       const auto j = static_cast<std::size_t>(row.indices[p]);
       for (std::size_t r = 0; r < m; ++r) score_[r] += static_cast<double>(row.values[p]) * rows_.weight(j, A[r].cls);
     }
@@ -534,10 +535,11 @@ class Engine {
     for (std::size_t r = 0; r < m; ++r) change += std::abs(old_[r] = A[r].alpha - old_[r]);
     visit_work_ += row.size() * static_cast<std::size_t>(std::count_if(old_.begin(), old_.end(), [](double d) { return d != 0.0; }));
     for (std::size_t p = 0; p < row.size(); ++p) {
-      if (p + kPrefetchTable < row.size()) rows_.prefetch_table(static_cast<std::size_t>(row.indices[p + kPrefetchTable]));
-      if (p + kPrefetchEntry < row.size())
+      if (p + prefetch_table_distance < row.size())
+        rows_.prefetch_table(static_cast<std::size_t>(row.indices[p + prefetch_table_distance]));
+      if (p + prefetch_entry_distance < row.size())
         for (std::size_t r = 0; r < m; ++r)
-          if (old_[r] != 0.0) rows_.prefetch(static_cast<std::size_t>(row.indices[p + kPrefetchEntry]), A[r].cls);
+          if (old_[r] != 0.0) rows_.prefetch(static_cast<std::size_t>(row.indices[p + prefetch_entry_distance]), A[r].cls);
       const auto j = static_cast<std::size_t>(row.indices[p]);
       const double x = static_cast<double>(row.values[p]);
       for (std::size_t r = 0; r < m; ++r)
@@ -559,9 +561,10 @@ class Engine {
     // Automatic: sweep only while V is small enough to stay in cache, where the random reads
     // of a sweep cost about as much as the streamed reads of a search (on a large V they cost
     // several times more, and a searching pass is the better use of the time).
-    const int sweeps = s_.active_sweeps >= 0 ? s_.active_sweeps : (rows_.stored() <= kCachedPairs ? 10 : 0);
+    const int sweeps =
+        s_.active_sweeps >= 0 ? s_.active_sweeps : (rows_.stored() <= cached_pairs ? automatic_sweeps : 0);
     if (sweeps == 0 || f0_ == 0.0) return true;
-    const std::uint64_t budget = epoch_work_ / 2;
+    const std::uint64_t budget = epoch_work_ / sweep_budget_divisor;
     std::uint64_t spent = 0;
     double first = -1.0;
     for (int sweep = 0; sweep < sweeps && spent < budget; ++sweep) {
@@ -576,7 +579,7 @@ class Engine {
       epoch_work_ += visit_work_;
       visit_work_ = 0;
       if (first < 0.0) first = moved;
-      if (!(moved > 0.1 * first)) break;
+      if (!(moved > sweep_stall_fraction * first)) break;
     }
     return true;
   }
@@ -662,19 +665,27 @@ class Engine {
 
   /// The automatic active_sweeps sweeps while V holds at most this many pairs (16 bytes each:
   /// 1 MiB, a typical L2 cache).
-  static constexpr std::size_t kCachedPairs = std::size_t{1} << 16;
+  static constexpr std::size_t cached_pairs = std::size_t{1} << 16;
+  /// The automatic active_sweeps: at most this many sweeps between searching passes, their
+  /// counted work at most 1/sweep_budget_divisor of the searching pass's, and they stop once a
+  /// sweep moves α by at most sweep_stall_fraction of what the first one did. Tuning choices of
+  /// this implementation, not the paper's.
+  static constexpr int automatic_sweeps = 10;
+  static constexpr std::uint64_t sweep_budget_divisor = 2;
+  static constexpr double sweep_stall_fraction = 0.1;
   /// The time limit is read from the clock once per this many visits (FcbcfwOptions::time_limit).
-  static constexpr std::size_t kSamplesPerClockRead = 256;
+  static constexpr std::size_t samples_per_clock_read = 256;
   /// The gap is evaluated once the work since the last evaluation reaches this many times that
   /// evaluation's work (gap_every = 0): the checks then take at most about a third of the
   /// solve (run's comment). A design choice of this implementation, not the paper's.
-  static constexpr std::uint64_t kWorkPerCheck = 2;
+  static constexpr std::uint64_t work_per_check = 2;
   /// How far ahead of the nonzero being processed a visit prefetches: the table of feature j
-  /// (kPrefetchTable nonzeros ahead), then its entries for the active classes (kPrefetchEntry
-  /// ahead, once the table is likely in cache). The tables are scattered in memory; the
-  /// distances are a tuning choice of this implementation, not the paper's.
-  static constexpr std::size_t kPrefetchTable = 16;
-  static constexpr std::size_t kPrefetchEntry = 8;
+  /// (prefetch_table_distance nonzeros ahead), then its entries for the active classes
+  /// (prefetch_entry_distance ahead, once the table is likely in cache). The tables are
+  /// scattered in memory; the distances are a tuning choice of this implementation, not the
+  /// paper's.
+  static constexpr std::size_t prefetch_table_distance = 16;
+  static constexpr std::size_t prefetch_entry_distance = 8;
 
   CsrView<Scalar, Index> X_;
   LabelView y_;
