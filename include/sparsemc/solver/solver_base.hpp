@@ -13,12 +13,14 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../core/traits.hpp"
 #include "../data/dense_problem.hpp"
@@ -61,6 +63,14 @@ Result<Scalar> finish_result(LinearModel<Scalar> model, std::string_view solver,
   info.nnz = model.nnz();
   info.nnz_rows = model.nnz_rows();
   return {std::move(model), std::move(info)};
+}
+
+/// The labels of a model fitted from a cold start: the class indices 0..K−1 (the Problem carries
+/// class indices only; callers with a LabelEncoder relabel).
+[[nodiscard]] inline std::vector<Label> cold_start_labels(ClassIndex K) {
+  std::vector<Label> labels(static_cast<std::size_t>(K));
+  std::iota(labels.begin(), labels.end(), Label{0});
+  return labels;
 }
 
 /// The warm start's shape check, written once: throws std::invalid_argument naming the solver.

@@ -11,7 +11,6 @@
 #include <concepts>
 #include <cstdint>
 #include <limits>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -190,8 +189,7 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
     const Eigen::Index p = d + (intercept ? 1 : 0);
 
     ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(p, K);
-    std::vector<Label> labels(static_cast<std::size_t>(K));
-    std::iota(labels.begin(), labels.end(), Label{0});
+    std::vector<Label> labels = detail::cold_start_labels(K);
     double bias = -1.0;
     if (initial != nullptr) {
       detail::check_warm_start(name, *initial, d, K);
@@ -212,14 +210,7 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
                                             options_.accelerated, options_.verbose,    options_.memory,
                                             options_.curvature_refresh};
     const auto refresh = [&](const ClassMatrix<Scalar>& D, detail::gls::Preconditioner<Scalar>& Q) {
-      const Eigen::Index n = problem.n_samples();
-      Eigen::Matrix<Scalar, Eigen::Dynamic, 1> w(n);
-      for (Eigen::Index i = 0; i < n; ++i) {
-        const Scalar c = problem.weight(static_cast<typename Prob::index_type>(i));
-        w[i] = c > Scalar(0) ? Scalar(0.5) * static_cast<Scalar>(n) / c * D.row(i).cwiseAbs().sum() : Scalar(0);
-      }
-      Q = detail::gls::factorise(detail::gls::second_moment(problem, intercept, options_.single_precision_gram, &w),
-                                 1.0, penalty_.mu, d, options_.gram_ridge);
+      refresh_metric(problem, D, Q);
     };
     const auto on_epoch = [&](const EpochReport& report, const ClassMatrix<Scalar>& V) {
       return notify_end_epoch(report, [&] { return make_model(V); }, callbacks...);
@@ -240,20 +231,32 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
       detail::gls::scores(problem, W, ClassMatrix<Scalar>(), S);
       gap = certify.at(W, S);
     }
-    SolverInfo info;
-    info.status = outcome.status;
-    info.epochs = outcome.epochs;
-    info.objective = outcome.objective;
-    info.measure_name = "gradient_norm";
-    info.measure = outcome.measure;
-    Result<Scalar> result =
-        detail::finish_result<Link, NoPenalty>(make_model(W), name, penalty_, bias, gap,
-                                               std::move(info));
+    Result<Scalar> result = detail::finish_result<Link, NoPenalty>(
+        make_model(W), name, penalty_, bias, gap,
+        {.status = outcome.status, .epochs = outcome.epochs, .objective = outcome.objective,
+         .measure_name = "gradient_norm", .measure = outcome.measure});
     if (std::isnan(gap.primal - gap.dual)) result.info.duality_gap = std::numeric_limits<double>::quiet_NaN();
     result.model.provenance().lambda = 0.0;
     result.info.seconds = clock.seconds();
     notify_end(result.info, callbacks...);
     return result;
+  }
+
+  /// The quasi-Newton scheme's curvature refresh: P = Σ̂_w + μI rebuilt from the second moment
+  /// weighted by the current curvature estimate of each sample, w_i = (n/(2c_i))‖D_i‖₁ with
+  /// D_i = (c_i/n)(g(s_i) − y_i) the link residual (0 for a sample of weight 0); L = 1, the
+  /// weights carry the curvature.
+  template <class Prob, class Scalar>
+  void refresh_metric(const Prob& problem, const ClassMatrix<Scalar>& D, detail::gls::Preconditioner<Scalar>& P) const {
+    const Eigen::Index n = problem.n_samples();
+    Eigen::Matrix<Scalar, Eigen::Dynamic, 1> w(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const Scalar c = problem.weight(static_cast<typename Prob::index_type>(i));
+      w[i] = c > Scalar(0) ? Scalar(0.5) * static_cast<Scalar>(n) / c * D.row(i).cwiseAbs().sum() : Scalar(0);
+    }
+    P = detail::gls::factorise(
+        detail::gls::second_moment(problem, options_.fit_intercept, options_.single_precision_gram, &w), 1.0,
+        penalty_.mu, problem.n_features(), options_.gram_ridge);
   }
 
   using Base::loss_;

@@ -149,8 +149,7 @@ class SequentialDual
       if (problem.y.multilabel())
         throw std::invalid_argument("SequentialDual::fit: the data is multilabel; the sequential dual method "
                                     "solves the multiclass Crammer-Singer SVM (use FCBCFW)");
-      std::vector<Label> labels(static_cast<std::size_t>(problem.n_classes()));
-      std::iota(labels.begin(), labels.end(), Label{0});
+      std::vector<Label> labels = detail::cold_start_labels(problem.n_classes());
       if (initial != nullptr) {
         detail::check_warm_start("SequentialDual", *initial, static_cast<std::int64_t>(problem.n_features()),
                                  static_cast<std::int64_t>(problem.n_classes()));

@@ -106,14 +106,13 @@ class BcdEngine {
         row_dual_(d_, std::numeric_limits<double>::infinity()),
         zero_measure_(lambdas.size()),
         row_penalty_(d_, 0.0),
-        labels_(static_cast<std::size_t>(K_)),
+        labels_(cold_start_labels(K_)),
         warm_started_(initial != nullptr),
         sample_gradients_(check_by_table ? static_cast<Eigen::Index>(n_) * stride() : 0),
         inside_(check_by_table ? blocks_ : 0, 0),
         gap_cost_(columns_.nnz + static_cast<double>(n_)),
         rng_(options.seed) {
     std::iota(all_rows_.begin(), all_rows_.end(), Index(0));
-    std::iota(labels_.begin(), labels_.end(), Label{0});
     // The certificate's work space is sized here, so epochs stay allocation-free.
     gap_work_.reserve(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(d_), K_, /*with_scores=*/false);
     active_.reserve(blocks_);
@@ -233,13 +232,11 @@ class BcdEngine {
 
   /// The information block of the current λ: the epochs, F and the last measure.
   [[nodiscard]] SolverInfo info(Status status) const {
-    SolverInfo info;
-    info.status = status;
-    info.epochs = epoch_;
-    info.objective = F_;
-    info.measure_name = "kkt_violation";
-    info.measure = measure_;
-    return info;
+    return {.status = status,
+            .epochs = epoch_,
+            .objective = F_,
+            .measure_name = "kkt_violation",
+            .measure = measure_};
   }
 
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }

@@ -316,13 +316,11 @@ class FbpdEngine {
   [[nodiscard]] SolverInfo info(Status status) {
     ClassMatrix<Scalar> S;
     compute_scores(problem_, W_out(), b_out(), S);
-    SolverInfo info;
-    info.status = status;
-    info.epochs = epoch_;
-    info.objective = loss_value(loss_, problem_, S) + reg_.value(W_out());
-    info.measure_name = measure_name();
-    info.measure = measure_;
-    return info;
+    return {.status = status,
+            .epochs = epoch_,
+            .objective = loss_value(loss_, problem_, S) + reg_.value(W_out()),
+            .measure_name = measure_name(),
+            .measure = measure_};
   }
 
   /// The certificate of (1) at the returned model, whose F is `objective`: evaluated now if the
@@ -445,8 +443,7 @@ class FbpdEngine {
   /// y at the loss subgradient; Algorithm 2: U = Tx, y = 0, ξ = 0, ζ_i = h_i(T_i x); a smooth
   /// loss: ∇L. Then the scale of Q, ‖r‖ = √(n_a(K−1)).
   void start_at(const LinearModel<Scalar>* initial) {
-    labels_.resize(static_cast<std::size_t>(K_));
-    std::iota(labels_.begin(), labels_.end(), Label{0});
+    labels_ = cold_start_labels(K_);
     st_.W.setZero();
     st_.b.setZero();
     const bool cold = initial == nullptr;

@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <numeric>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -64,7 +63,7 @@ class FistaEngine {
         options_(options),
         K_(problem.n_classes()),
         st_(problem.n_features(), problem.n_samples(), K_, options.fit_intercept ? K_ : 0),
-        labels_(initial != nullptr ? initial->labels() : class_labels(K_)),
+        labels_(initial != nullptr ? initial->labels() : cold_start_labels(K_)),
         bias_(initial != nullptr ? initial->provenance().bias : -1.0),
         warm_(initial != nullptr),
         schedule_(options.tol) {
@@ -160,13 +159,11 @@ class FistaEngine {
       gradient(st_.S);
       measure = gradient_mapping(L_) / scale_;
     }
-    SolverInfo info;
-    info.status = status;
-    info.epochs = epoch_;
-    info.objective = F_;
-    info.measure_name = "gradient_mapping";
-    info.measure = measure;
-    return info;
+    return {.status = status,
+            .epochs = epoch_,
+            .objective = F_,
+            .measure_name = "gradient_mapping",
+            .measure = measure};
   }
 
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
@@ -197,12 +194,6 @@ class FistaEngine {
     bool accepted = false;
     bool clear_margin = false;
   };
-
-  [[nodiscard]] static std::vector<Label> class_labels(ClassIndex K) {
-    std::vector<Label> labels(static_cast<std::size_t>(K));
-    std::iota(labels.begin(), labels.end(), Label{0});
-    return labels;
-  }
 
   [[nodiscard]] static std::int64_t nonzero_rows(const ClassMatrix<Scalar>& W) {
     std::int64_t count = 0;

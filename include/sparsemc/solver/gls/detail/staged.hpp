@@ -14,7 +14,6 @@
 
 #include <cstdint>
 #include <limits>
-#include <numeric>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,6 +25,7 @@
 #include "../../../core/traits.hpp"
 #include "../../../model/staged_model.hpp"
 #include "../../../penalty/none.hpp"
+#include "../../solver_base.hpp"
 #include "calibration.hpp"
 #include "core.hpp"
 
@@ -57,7 +57,7 @@ struct StagedFit {
 
   template <class Prob>
   StagedFit(const Prob& problem, int calibration_degree)
-      : labels(identity_labels(problem.n_classes())),
+      : labels(cold_start_labels(problem.n_classes())),
         model(problem.n_features(), labels, calibration_degree),
         c(costs(problem)),
         Y(indicator_targets(problem)),
@@ -105,13 +105,6 @@ struct StagedFit {
     info.measure = measure;
     info.seconds = clock.seconds();
     return result;
-  }
-
- private:
-  static std::vector<Label> identity_labels(ClassIndex K) {
-    std::vector<Label> out(static_cast<std::size_t>(K));
-    std::iota(out.begin(), out.end(), Label{0});
-    return out;
   }
 };
 

@@ -110,7 +110,7 @@ class ScdEngine {
         warm_(initial != nullptr),
         inv_n_(1.0 / static_cast<double>(n_)),
         x_(start_point(initial)),
-        labels_(warm_ ? initial->labels() : class_indices(K_)),
+        labels_(warm_ ? initial->labels() : cold_start_labels(K_)),
         bias_(warm_ ? initial->provenance().bias : -1.0),
         mirror_(binary_mirror()),
         slots_(mirror_ ? 1 : static_cast<std::size_t>(K_)),
@@ -200,13 +200,11 @@ class ScdEngine {
   /// The information block: F as last evaluated (the epilogue replaces it by the certificate's F,
   /// computed from scratch, where finite), the epochs and the measure.
   [[nodiscard]] SolverInfo info(Status status) const {
-    SolverInfo info;
-    info.status = status;
-    info.epochs = epoch_;
-    info.objective = F_;
-    info.measure_name = Variant::dual_averaging ? "relative_change" : "kkt_violation";
-    info.measure = measure_;
-    return info;
+    return {.status = status,
+            .epochs = epoch_,
+            .objective = F_,
+            .measure_name = Variant::dual_averaging ? "relative_change" : "kkt_violation",
+            .measure = measure_};
   }
 
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
@@ -252,13 +250,6 @@ class ScdEngine {
       if (intercept_ && initial->has_intercept()) start.b = initial->intercept();
     }
     return start;
-  }
-
-  /// The labels of a cold start: the class indices 0..K−1.
-  [[nodiscard]] static std::vector<Label> class_indices(ClassIndex K) {
-    std::vector<Label> labels(static_cast<std::size_t>(K));
-    std::iota(labels.begin(), labels.end(), Label{0});
-    return labels;
   }
 
   /// Binary mirror mode: only class 1 is solved, class 0 is its negation. It needs a loss whose
