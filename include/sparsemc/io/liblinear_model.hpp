@@ -197,137 +197,190 @@ void save_liblinear_model(const LinearModel<Scalar>& model, const std::filesyste
   detail::write_model_file(path, format_liblinear_model(model));
 }
 
+namespace detail {
+
+/// The reader of a LIBLINEAR model file: the header lines (`key value…` in any order up to
+/// `w`, each at most once, as LIBLINEAR reads them), then the weight rows, then nothing but
+/// blank lines; called in that order by `parse_liblinear_model`.
+template <RealScalar Scalar>
+class LiblinearModelReader {
+ public:
+  LiblinearModelReader(std::string_view text, std::string source) : in_(text, std::move(source)) {}
+
+  /// The header lines up to `w`, which needs every other key before it.
+  void read_header() {
+    for (;;) {
+      if (!in_.next_line()) in_.fail_at_end("unexpected end of file before the weights ('w')");
+      if (in_.at_end_of_line()) continue;
+      const Token key = in_.token();
+      if (key.text == "w") {
+        in_.expect_end_of_line("'w'");
+        const char* missing = solver_ < 0 ? "solver_type" : nr_class_ < 0 ? "nr_class" : nr_feature_ < 0 ? "nr_feature"
+                              : !have_bias_ ? "bias" : !have_labels_ ? "label" : nullptr;
+        if (missing) in_.fail(key.column, std::string("'") + missing + "' must come before 'w'");
+        return;
+      }
+      if (key.text == "solver_type") read_solver_type(key);
+      else if (key.text == "nr_class") read_nr_class(key);
+      else if (key.text == "nr_feature") read_nr_feature(key);
+      else if (key.text == "bias") read_bias(key);
+      else if (key.text == "label") read_labels(key);
+      else in_.fail(key.column, "unknown text in model file: " + TextCursor::quote(key.text));
+      in_.expect_end_of_line("'" + std::string(key.text) + "'");
+    }
+  }
+
+  /// The weights: nr_feature (+1 with a bias) dense lines of nr_w values; only the nonzero rows
+  /// are kept, already in our column layout (binary models shifted to column 1, column 0 stays
+  /// zero; MCSVM_CS with 2 classes writes two columns and LIBLINEAR ignores the second).
+  void read_weights() {
+    const std::int64_t n_rows = this->n_rows();
+    const bool binary = nr_class_ == 2;
+    const int nr_w = (binary && solver_ != liblinear_mcsvm_cs) ? 1 : nr_class_;
+    const ClassIndex first_column = binary ? 1 : 0;
+    std::vector<Scalar> row(static_cast<std::size_t>(nr_class_));
+    for (std::int64_t j = 0; j < n_rows; ++j) {
+      if (!in_.next_line())
+        in_.fail_at_end("unexpected end of file after " + std::to_string(j) + " of " + std::to_string(n_rows) +
+                        " weight rows");
+      std::fill(row.begin(), row.end(), Scalar(0));
+      bool nonzero = false;
+      for (int k = 0; k < nr_w; ++k) {
+        const Token t = in_.token();
+        if (t.empty()) in_.fail(t.column, "expected " + std::to_string(nr_w) + " weights, the line has " + std::to_string(k));
+        const auto w = static_cast<Scalar>(in_.parse<double>(t, "weight"));
+        if (binary && k > 0) continue;
+        row[static_cast<std::size_t>(first_column + k)] = w;
+        nonzero = nonzero || w != Scalar(0);
+      }
+      if (!in_.at_end_of_line())
+        in_.fail(in_.peek().column, "expected " + std::to_string(nr_w) + " weights, the line has more");
+      if (nonzero) {
+        support_.push_back(j);
+        kept_.insert(kept_.end(), row.begin(), row.end());
+      }
+    }
+  }
+
+  /// Only blank lines may follow the weight rows.
+  void read_end() {
+    while (in_.next_line())
+      if (!in_.at_end_of_line())
+        in_.fail(in_.token().column, "unexpected content after the " + std::to_string(n_rows()) + " weight rows");
+  }
+
+  /// The model read, with LIBLINEAR's provenance (the reader is spent). Binary: class 1 (the
+  /// one a positive w_0ᵀx selects) is LIBLINEAR's label[0]; see the file comment.
+  [[nodiscard]] LinearModel<Scalar> model() && {
+    using RowMatrix = typename LinearModel<Scalar>::RowMatrix;
+    RowMatrix rows = Eigen::Map<const RowMatrix>(kept_.data(), static_cast<Eigen::Index>(support_.size()), nr_class_);
+    if (nr_class_ == 2) std::swap(labels_[0], labels_[1]);
+    LinearModel<Scalar> out(n_rows(), std::move(support_), std::move(rows), {}, std::move(labels_));
+    auto& prov = out.provenance();
+    prov.loss = liblinear_loss(solver_, nr_class_);
+    prov.penalty = (solver_ == 5 || solver_ == 6) ? "l1" : "none";
+    prov.solver = "liblinear:" + std::string(liblinear_solver_names[static_cast<std::size_t>(solver_)]);
+    prov.lambda = std::numeric_limits<double>::quiet_NaN();
+    prov.mu = std::numeric_limits<double>::quiet_NaN();
+    prov.status = "imported";
+    prov.bias = bias_ >= 0 ? bias_ : -1.0;
+    return out;
+  }
+
+ private:
+  /// The weight rows: one per feature, plus the bias feature's when bias >= 0.
+  [[nodiscard]] std::int64_t n_rows() const noexcept { return nr_feature_ + (bias_ >= 0 ? 1 : 0); }
+
+  void once(const Token& key, bool seen) {
+    if (seen) in_.fail(key.column, "'" + std::string(key.text) + "' appears twice");
+  }
+
+  /// A classifier's solver name (regression models cannot be imported).
+  void read_solver_type(const Token& key) {
+    once(key, solver_ >= 0);
+    const Token t = in_.expect_token("a solver type");
+    for (std::size_t s = 0; s < liblinear_solver_names.size(); ++s)
+      if (!liblinear_solver_names[s].empty() && t.text == liblinear_solver_names[s]) solver_ = static_cast<int>(s);
+    if (solver_ < 0) in_.fail(t.column, "unknown solver type " + TextCursor::quote(t.text));
+    if (liblinear_is_regression(solver_))
+      in_.fail(t.column, "solver type " + std::string(t.text) + " is a regression model; only classifiers can be imported");
+  }
+
+  /// nr_class ≥ 1, checked against what follows (a label takes at least two bytes) before it
+  /// sizes anything; small counts are left to the more specific errors further on.
+  void read_nr_class(const Token& key) {
+    once(key, nr_class_ >= 0);
+    const Token t = in_.expect_token("the number of classes");
+    nr_class_ = in_.parse<int>(t, "a number of classes");
+    if (nr_class_ < 1) in_.fail(t.column, "nr_class must be >= 1");
+    if (nr_class_ > 1024 && nr_class_ > in_.bytes_left() / 2 + 1)
+      in_.fail(t.column, "nr_class " + std::to_string(nr_class_) + " is more labels than the rest of the file (" +
+                             std::to_string(in_.bytes_left()) + " bytes) can hold");
+  }
+
+  /// nr_feature ≥ 0: one weight line per feature, at least two bytes each.
+  void read_nr_feature(const Token& key) {
+    once(key, nr_feature_ >= 0);
+    const Token t = in_.expect_token("the number of features");
+    nr_feature_ = in_.parse<int>(t, "a number of features");
+    if (nr_feature_ < 0) in_.fail(t.column, "nr_feature must be >= 0");
+    if (nr_feature_ > 1024 && nr_feature_ > in_.bytes_left() / 2 + 1)
+      in_.fail(t.column, "nr_feature " + std::to_string(nr_feature_) + " is more weight rows than the rest of the file (" +
+                             std::to_string(in_.bytes_left()) + " bytes) can hold");
+  }
+
+  void read_bias(const Token& key) {
+    once(key, have_bias_);
+    bias_ = in_.number<double>("the bias value");
+    have_bias_ = true;
+  }
+
+  /// nr_class distinct integer labels, after nr_class (checked in O(K log K): a model of 10^6
+  /// labels loads in well under a second).
+  void read_labels(const Token& key) {
+    once(key, have_labels_);
+    if (nr_class_ < 0) in_.fail(key.column, "'label' must come after 'nr_class'");
+    if (nr_class_ > in_.bytes_left_on_line() / 2 + 1)
+      in_.fail(key.column,
+               "expected " + std::to_string(nr_class_) + " labels (nr_class), the line is too short to hold them");
+    labels_.reserve(static_cast<std::size_t>(nr_class_));
+    std::vector<std::int64_t> columns;
+    columns.reserve(static_cast<std::size_t>(nr_class_));
+    for (int k = 0; k < nr_class_; ++k) {
+      const Token t = in_.token();
+      if (t.empty()) in_.fail(t.column, "expected " + std::to_string(nr_class_) + " labels, the line has " + std::to_string(k));
+      labels_.push_back(in_.parse<int>(t, "an integer label"));
+      columns.push_back(t.column);
+    }
+    if (const std::int64_t k = first_repeat(labels_); k >= 0)
+      in_.fail(columns[static_cast<std::size_t>(k)],
+               "label " + std::to_string(labels_[static_cast<std::size_t>(k)]) + " appears twice");
+    have_labels_ = true;
+  }
+
+  TextCursor in_;
+  int solver_ = -1;  ///< −1 (and the counts below): not seen yet
+  int nr_class_ = -1;
+  std::int64_t nr_feature_ = -1;
+  double bias_ = 0.0;
+  bool have_bias_ = false;
+  std::vector<Label> labels_;
+  bool have_labels_ = false;
+  std::vector<std::int64_t> support_;
+  std::vector<Scalar> kept_;  ///< the nonzero rows, nr_class values each
+};
+
+}  // namespace detail
+
 /// Reads LIBLINEAR model-file text; `source` names it in error messages. Header lines may
 /// come in any order before `w` (as LIBLINEAR reads them); each must appear once.
 template <RealScalar Scalar = double>
 [[nodiscard]] LinearModel<Scalar> parse_liblinear_model(std::string_view text, std::string source) {
-  using RowMatrix = typename LinearModel<Scalar>::RowMatrix;
-  detail::TextCursor in(text, std::move(source));
-
-  // Header: `key value…` lines in any order up to `w`, each at most once (−1: not seen).
-  int solver = -1;
-  int nr_class = -1;
-  std::int64_t nr_feature = -1;
-  double bias = 0.0;
-  bool have_bias = false;
-  std::vector<Label> labels;
-  bool have_labels = false;
-  for (;;) {
-    if (!in.next_line()) in.fail_at_end("unexpected end of file before the weights ('w')");
-    if (in.at_end_of_line()) continue;
-    const detail::Token key = in.token();
-    const auto once = [&](bool seen) {
-      if (seen) in.fail(key.column, "'" + std::string(key.text) + "' appears twice");
-    };
-    if (key.text == "w") {
-      in.expect_end_of_line("'w'");
-      const char* missing = solver < 0 ? "solver_type" : nr_class < 0 ? "nr_class" : nr_feature < 0 ? "nr_feature"
-                            : !have_bias ? "bias" : !have_labels ? "label" : nullptr;
-      if (missing) in.fail(key.column, std::string("'") + missing + "' must come before 'w'");
-      break;
-    } else if (key.text == "solver_type") {
-      once(solver >= 0);
-      const detail::Token t = in.expect_token("a solver type");
-      for (std::size_t s = 0; s < detail::liblinear_solver_names.size(); ++s)
-        if (!detail::liblinear_solver_names[s].empty() && t.text == detail::liblinear_solver_names[s]) solver = static_cast<int>(s);
-      if (solver < 0) in.fail(t.column, "unknown solver type " + detail::TextCursor::quote(t.text));
-      if (detail::liblinear_is_regression(solver))
-        in.fail(t.column, "solver type " + std::string(t.text) + " is a regression model; only classifiers can be imported");
-    } else if (key.text == "nr_class") {
-      once(nr_class >= 0);
-      const detail::Token t = in.expect_token("the number of classes");
-      nr_class = in.parse<int>(t, "a number of classes");
-      if (nr_class < 1) in.fail(t.column, "nr_class must be >= 1");
-      // Checked against what follows (a label takes at least two bytes) before it sizes anything;
-      // small counts are left to the more specific errors further on.
-      if (nr_class > 1024 && nr_class > in.bytes_left() / 2 + 1)
-        in.fail(t.column, "nr_class " + std::to_string(nr_class) + " is more labels than the rest of the file (" +
-                              std::to_string(in.bytes_left()) + " bytes) can hold");
-    } else if (key.text == "nr_feature") {
-      once(nr_feature >= 0);
-      const detail::Token t = in.expect_token("the number of features");
-      nr_feature = in.parse<int>(t, "a number of features");
-      if (nr_feature < 0) in.fail(t.column, "nr_feature must be >= 0");
-      // One weight line per feature, at least two bytes each.
-      if (nr_feature > 1024 && nr_feature > in.bytes_left() / 2 + 1)
-        in.fail(t.column, "nr_feature " + std::to_string(nr_feature) + " is more weight rows than the rest of the file (" +
-                              std::to_string(in.bytes_left()) + " bytes) can hold");
-    } else if (key.text == "bias") {
-      once(have_bias);
-      bias = in.number<double>("the bias value");
-      have_bias = true;
-    } else if (key.text == "label") {
-      once(have_labels);
-      if (nr_class < 0) in.fail(key.column, "'label' must come after 'nr_class'");
-      if (nr_class > in.bytes_left_on_line() / 2 + 1)
-        in.fail(key.column, "expected " + std::to_string(nr_class) + " labels (nr_class), the line is too short to hold them");
-      labels.reserve(static_cast<std::size_t>(nr_class));
-      std::vector<std::int64_t> columns;
-      columns.reserve(static_cast<std::size_t>(nr_class));
-      for (int k = 0; k < nr_class; ++k) {
-        const detail::Token t = in.token();
-        if (t.empty()) in.fail(t.column, "expected " + std::to_string(nr_class) + " labels, the line has " + std::to_string(k));
-        labels.push_back(in.parse<int>(t, "an integer label"));
-        columns.push_back(t.column);
-      }
-      // O(K log K): a model of 10^6 labels loads in well under a second.
-      if (const std::int64_t k = detail::first_repeat(labels); k >= 0)
-        in.fail(columns[static_cast<std::size_t>(k)], "label " + std::to_string(labels[static_cast<std::size_t>(k)]) + " appears twice");
-      have_labels = true;
-    } else {
-      in.fail(key.column, "unknown text in model file: " + detail::TextCursor::quote(key.text));
-    }
-    in.expect_end_of_line("'" + std::string(key.text) + "'");
-  }
-
-  // Weights: n_rows dense lines of nr_w values; only the nonzero rows are kept, already in
-  // our column layout (binary models shifted to column 1, column 0 stays zero).
-  const bool has_bias = bias >= 0;
-  const std::int64_t n_rows = nr_feature + (has_bias ? 1 : 0);
-  const bool binary = nr_class == 2;
-  const int nr_w = (binary && solver != detail::liblinear_mcsvm_cs) ? 1 : nr_class;
-  // Binary models: classes (label[1], label[0]), columns (0, w_0); see the file comment.
-  const ClassIndex K = nr_class;
-  const ClassIndex first_column = binary ? 1 : 0;
-  std::vector<std::int64_t> support;
-  std::vector<Scalar> kept;  // nonzero rows, K values each
-  std::vector<Scalar> row(static_cast<std::size_t>(K));
-  for (std::int64_t j = 0; j < n_rows; ++j) {
-    if (!in.next_line())
-      in.fail_at_end("unexpected end of file after " + std::to_string(j) + " of " + std::to_string(n_rows) + " weight rows");
-    std::fill(row.begin(), row.end(), Scalar(0));
-    bool nonzero = false;
-    for (int k = 0; k < nr_w; ++k) {
-      const detail::Token t = in.token();
-      if (t.empty())
-        in.fail(t.column, "expected " + std::to_string(nr_w) + " weights, the line has " + std::to_string(k));
-      const auto w = static_cast<Scalar>(in.parse<double>(t, "weight"));
-      if (binary && k > 0) continue;  // MCSVM_CS with 2 classes: LIBLINEAR ignores column 1
-      row[static_cast<std::size_t>(first_column + k)] = w;
-      nonzero = nonzero || w != Scalar(0);
-    }
-    if (!in.at_end_of_line()) in.fail(in.peek().column, "expected " + std::to_string(nr_w) + " weights, the line has more");
-    if (nonzero) {
-      support.push_back(j);
-      kept.insert(kept.end(), row.begin(), row.end());
-    }
-  }
-  while (in.next_line())
-    if (!in.at_end_of_line()) in.fail(in.token().column, "unexpected content after the " + std::to_string(n_rows) + " weight rows");
-
-  RowMatrix rows = Eigen::Map<const RowMatrix>(kept.data(), static_cast<Eigen::Index>(support.size()), K);
-  // Binary: class 1 (the one a positive w_0ᵀx selects) is LIBLINEAR's label[0].
-  if (binary) std::swap(labels[0], labels[1]);
-  LinearModel<Scalar> model(n_rows, std::move(support), std::move(rows), {}, std::move(labels));
-  auto& prov = model.provenance();
-  prov.loss = detail::liblinear_loss(solver, nr_class);
-  prov.penalty = (solver == 5 || solver == 6) ? "l1" : "none";
-  prov.solver = "liblinear:" + std::string(detail::liblinear_solver_names[static_cast<std::size_t>(solver)]);
-  prov.lambda = std::numeric_limits<double>::quiet_NaN();
-  prov.mu = std::numeric_limits<double>::quiet_NaN();
-  prov.status = "imported";
-  prov.bias = has_bias ? bias : -1.0;
-  return model;
+  detail::LiblinearModelReader<Scalar> reader(text, std::move(source));
+  reader.read_header();
+  reader.read_weights();
+  reader.read_end();
+  return std::move(reader).model();
 }
 
 /// Reads a LIBLINEAR model from a stream; `source` names it in error messages.
