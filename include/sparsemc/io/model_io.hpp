@@ -124,92 +124,101 @@ void read_sparse_row(TextCursor& in, ClassIndex K, bool file_is_float, std::vect
 
 }  // namespace detail
 
-/// The model as native-format text (see the file comment).
+namespace detail {
+
+/// Throws std::invalid_argument when the model could not be read back: no classes, a
+/// non-finite weight, intercept or bias, a provenance string with a line break or surrounding
+/// blanks.
 template <RealScalar Scalar>
-[[nodiscard]] std::string format_model(const LinearModel<Scalar>& model) {
-  const ClassIndex K = model.n_classes();
+void require_savable(const LinearModel<Scalar>& model) {
   const auto& prov = model.provenance();
-  if (K < 1) throw std::invalid_argument("save_model: the model has no classes");
-  detail::require_finite_values("weight", model.weights().data(), model.nnz());
-  detail::require_finite_values("intercept", model.intercept().data(), model.intercept().size());
+  if (model.n_classes() < 1) throw std::invalid_argument("save_model: the model has no classes");
+  require_finite_values("weight", model.weights().data(), model.nnz());
+  require_finite_values("intercept", model.intercept().data(), model.intercept().size());
   if (!std::isfinite(prov.bias)) throw std::invalid_argument("save_model: provenance bias is not finite");
   for (auto [key, value] : {std::pair<std::string_view, const std::string*>{"loss", &prov.loss},
                             {"penalty", &prov.penalty}, {"solver", &prov.solver}, {"status", &prov.status}})
-    detail::check_provenance_string(key, *value);
+    check_provenance_string(key, *value);
+}
 
-  // Sparse rows (version 2) when under half of the stored rows' values are nonzero.
-  const bool sparse_rows = 2 * model.nnz() < model.nnz_rows() * K;
-  const std::int64_t numbers = sparse_rows ? 2 * model.nnz() : model.nnz_rows() * K;
-  // One pass into a string (≤ 24 characters per number), written out at once by the callers.
-  std::string out;
-  out.reserve(static_cast<std::size_t>(256 + 24 * (numbers + model.nnz_rows())));
-  const auto line = [&out](std::string_view key) {
-    out += key;
-    out += ' ';
+/// The header lines of format version 3, `sparsemc-model 3` to `layout`.
+template <RealScalar Scalar>
+void append_model_header(std::string& out, const LinearModel<Scalar>& model, bool sparse_rows, std::int64_t entries) {
+  const auto& prov = model.provenance();
+  const auto number_line = [&out](std::string_view key, auto value) {
+    (out += key) += ' ';
+    append_number(out, value);
+    out += '\n';
   };
   const auto text_line = [&out](std::string_view key, const std::string& value) {
     out += key;
     if (!value.empty()) (out += ' ') += value;
     out += '\n';
   };
-  line("sparsemc-model");
-  detail::append_number(out, native_model_format_version);
-  out += "\nscalar ";
-  out += std::is_same_v<Scalar, float> ? "float" : "double";
-  out += '\n';
-  line("n_features");
-  detail::append_number(out, model.n_features());
-  out += '\n';
-  line("n_classes");
-  detail::append_number(out, K);
-  out += "\nlabels";
-  for (Label l : model.labels()) detail::append_number(out += ' ', l);
+  number_line("sparsemc-model", native_model_format_version);
+  out += std::is_same_v<Scalar, float> ? "scalar float\n" : "scalar double\n";
+  number_line("n_features", model.n_features());
+  number_line("n_classes", model.n_classes());
+  out += "labels";
+  for (Label l : model.labels()) append_number(out += ' ', l);
   out += "\nintercept";
   if (model.has_intercept()) {
-    for (Eigen::Index k = 0; k < K; ++k) detail::append_number(out += ' ', model.intercept()[k]);
+    for (Eigen::Index k = 0; k < model.n_classes(); ++k) append_number(out += ' ', model.intercept()[k]);
   } else {
     out += " none";
   }
   out += '\n';
-  line("bias");
-  detail::append_number(out, prov.bias);
-  out += '\n';
+  number_line("bias", prov.bias);
   text_line("loss", prov.loss);
   text_line("penalty", prov.penalty);
   text_line("solver", prov.solver);
-  line("lambda");
-  detail::append_number(out, prov.lambda);
-  out += '\n';
-  line("mu");
-  detail::append_number(out, prov.mu);
-  out += '\n';
+  number_line("lambda", prov.lambda);
+  number_line("mu", prov.mu);
   text_line("status", prov.status);
-  line("rows");
-  detail::append_number(out, model.nnz_rows());
-  out += '\n';
+  number_line("rows", model.nnz_rows());
   // Version 3: the number of stored values and the row layout, so that a reader sizes its
   // arrays by what it can check, and an `end` line after the rows (a cut file is detected).
-  line("entries");
-  detail::append_number(out, numbers / (sparse_rows ? 2 : 1));
-  out += sparse_rows ? "\nlayout sparse\n" : "\nlayout dense\n";
-  std::vector<Scalar> dense_row(sparse_rows ? 0 : static_cast<std::size_t>(K), Scalar(0));
+  number_line("entries", entries);
+  out += sparse_rows ? "layout sparse\n" : "layout dense\n";
+}
+
+/// The stored rows, `index v_1 … v_K` (dense) or `index k:v …` (sparse), then `end`.
+template <RealScalar Scalar>
+void append_model_rows(std::string& out, const LinearModel<Scalar>& model, bool sparse_rows) {
+  std::vector<Scalar> dense_row(sparse_rows ? 0 : static_cast<std::size_t>(model.n_classes()), Scalar(0));
   for (std::size_t r = 0; r < model.support().size(); ++r) {
-    detail::append_number(out, model.support()[r]);
+    append_number(out, model.support()[r]);
     if (sparse_rows) {
       for (auto [k, w] : model.row(r)) {
-        detail::append_number(out += ' ', k);
-        detail::append_number(out += ':', w);
+        append_number(out += ' ', k);
+        append_number(out += ':', w);
       }
     } else {
       for (auto [k, w] : model.row(r)) dense_row[static_cast<std::size_t>(k)] = w;
       for (Scalar& w : dense_row) {
-        detail::append_number(out += ' ', w);
+        append_number(out += ' ', w);
         w = Scalar(0);
       }
     }
     out += '\n';
   }
   out += "end\n";
+}
+
+}  // namespace detail
+
+/// The model as native-format text (see the file comment).
+template <RealScalar Scalar>
+[[nodiscard]] std::string format_model(const LinearModel<Scalar>& model) {
+  detail::require_savable(model);
+  // Sparse rows when under half of the stored rows' values are nonzero.
+  const bool sparse_rows = 2 * model.nnz() < model.nnz_rows() * model.n_classes();
+  const std::int64_t entries = sparse_rows ? model.nnz() : model.nnz_rows() * model.n_classes();
+  // One pass into a string (≤ 24 characters per number), written out at once by the callers.
+  std::string out;
+  out.reserve(static_cast<std::size_t>(256 + 24 * ((sparse_rows ? 2 : 1) * entries + model.nnz_rows())));
+  detail::append_model_header(out, model, sparse_rows, entries);
+  detail::append_model_rows(out, model, sparse_rows);
   return out;
 }
 
