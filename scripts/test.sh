@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, then builds and runs everything CI checks:
 #   1. the test suite in Release (g++), then the library's tests again built with clang under
-#      AddressSanitizer + UBSan (preset asan: a second compiler for every test, and a quarter
-#      less compile and run time than g++'s sanitizer build; the tools' scripts run in Release
-#      only: their readers are fuzzed under the same sanitizers in 5., and the solver registry
-#      built sanitized took longer than all the rest of CI);
+#      AddressSanitizer + UBSan (preset asan: a second compiler for every test, and sanitized
+#      tests that run a quarter faster than g++'s; the tools' scripts run in Release only: their
+#      readers are fuzzed under the same sanitizers in 5., and the solver registry built
+#      sanitized took longer than all the rest of CI);
 #   2. every example program, and the Python package: installed offline into a venv, its tests
 #      (pytest) and its examples;
 #   3. an install into a temporary prefix and the downstream find_package(sparsemc) example,
