@@ -4,7 +4,8 @@
 #      AddressSanitizer + UBSan (preset asan: a second compiler for every test, and sanitized
 #      tests that run a quarter faster than g++'s; the tools' scripts run in Release only: their
 #      readers are fuzzed under the same sanitizers in 5., and the solver registry built
-#      sanitized took longer than all the rest of CI);
+#      sanitized took longer than all the rest of CI). The sanitizer build runs in the
+#      background from the end of the Release build on, its tests last;
 #   2. every example program, and the Python package: installed offline into a venv, its tests
 #      (pytest) and its examples;
 #   3. an install into a temporary prefix and the downstream find_package(sparsemc) example,
@@ -42,6 +43,15 @@ skip_summary() {
 stage "Release build"
 cmake --preset release "${SPARSEMC_LAUNCHER[@]}" >/dev/null
 cmake --build --preset release -j "$jobs"
+# The sanitizer build starts here, in the background at the lowest priority: it takes the cycles
+# the stages below leave idle (pytest, the examples and the benchmarks run on one core, ctest's
+# last tests on one), and its tests run at the end.
+cmake --preset asan "${SPARSEMC_LAUNCHER[@]}" >/dev/null
+asan_log=build/asan/build.log
+setsid nice -n 19 cmake --build --preset asan -j "$jobs" >"$asan_log" 2>&1 &
+asan_build=$!
+cleanup=("kill -- -$asan_build 2>/dev/null")
+trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
 stage "Release tests"
 ctest --preset release -j "$jobs"
 skip_summary build/release
@@ -55,11 +65,10 @@ done
 stage "Python package: pip install --no-build-isolation ./python into a venv"
 venv=build/python-venv
 [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
-# setuptools compiles with $CC: through ccache as well when it is there.
-python_cc=()
-[ ${#SPARSEMC_LAUNCHER[@]} -eq 0 ] ||
-  python_cc=(CC="ccache $(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_config_var("CC"))')")
-env "${python_cc[@]}" SPARSEMC_BUILD_JOBS=$jobs "$venv/bin/pip" install -q --no-index --no-build-isolation ./python
+# The module is built by CMake in the Release build: it links the registry objects compiled
+# there for sparsemc-train, and compiles only core.cpp and the 64-bit-index registry.
+SPARSEMC_CMAKE_BUILD_DIR=$PWD/build/release SPARSEMC_BUILD_JOBS=$jobs \
+  "$venv/bin/pip" install -q --no-index --no-build-isolation ./python
 stage "Python package: pytest and examples"
 SPARSEMC_TOOLS=build/release/tools "$venv/bin/python" -m pytest -q -rs python/tests
 (cd "$(mktemp -d)" && for example in "$OLDPWD"/examples/python/*.py; do
@@ -69,7 +78,7 @@ SPARSEMC_TOOLS=build/release/tools "$venv/bin/python" -m pytest -q -rs python/te
 
 stage "Install and the downstream find_package example"
 prefix=$(mktemp -d)
-trap 'rm -rf "$prefix"' EXIT
+cleanup+=("rm -rf '$prefix'")
 cmake --install build/release --prefix "$prefix" >/dev/null
 cmake -S examples/downstream -B "$prefix/downstream-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/downstream-build" >/dev/null
@@ -101,9 +110,12 @@ else
   echo "-- skipped: clang++-14 not installed"
 fi
 
-stage "Sanitizer build (ASan + UBSan)"
-cmake --preset asan "${SPARSEMC_LAUNCHER[@]}" >/dev/null
-cmake --build --preset asan -j "$jobs"
+stage "Sanitizer build (ASan + UBSan): what the background build has left"
+if ! wait "$asan_build"; then
+  tail -n 60 "$asan_log"
+  echo "test.sh: the sanitizer build failed; full log in $asan_log" >&2
+  exit 1
+fi
 stage "Sanitizer tests"
 ctest --preset asan -j "$jobs"
 skip_summary build/asan

@@ -7,6 +7,7 @@ import _thread
 import json
 import pickle
 import subprocess
+import sys
 import threading
 import tracemalloc
 
@@ -194,18 +195,38 @@ def test_warm_start_and_path(dna):
     assert warm.status_ == "converged"
 
 
-def test_interrupt_stops_the_fit():
-    """Ctrl-C (a SIGINT to the main thread) stops a long fit and raises KeyboardInterrupt."""
+def test_interrupt_stops_the_fit(monkeypatch):
+    """Ctrl-C (a SIGINT to the main thread) stops a long fit and raises KeyboardInterrupt.
+
+    The interrupt is sent once the solver runs (after its first progress line): one sent while
+    the arguments are still converted can be swallowed by that conversion, and the fit, with
+    tol=1e-14, would then run for hours."""
     rng = np.random.default_rng(0)
     X = sp.random(20000, 2000, density=0.01, format="csr", random_state=1)
     y = rng.integers(0, 20, size=20000)
     clf = SparseLinearClassifier(loss="logistic", penalty="l1", alpha=1e-6, solver="fista", tol=1e-14,
-                                 max_iter=10 ** 7)
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
+                                 max_iter=10 ** 7, verbose=1)
+    running = threading.Event()
+
+    class FirstLineSignals:
+        def write(self, text):
+            running.set()
+            return len(text)
+
+        def flush(self):
+            pass
+
+    def interrupt_once_running():
+        if running.wait(timeout=120):
+            _thread.interrupt_main()
+
+    monkeypatch.setattr(sys, "stdout", FirstLineSignals())
+    interrupter = threading.Thread(target=interrupt_once_running)
+    interrupter.start()
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
-    timer.join()
+    interrupter.join()
+    assert running.is_set()
 
 
 def test_verbose_goes_to_sys_stdout(capsys, dna):

@@ -20,6 +20,6 @@ struct BcdLsFamily : BcdFamilyBase {
   static int auto_priority(const FitSettings&) { return 10; }
 };
 
-inline const bool bcd_ls_registered = Registry::add(make_spec<BcdLsFamily>());
+template const bool registered<BcdLsFamily, SPARSEMC_REGISTRY_INDEX>;
 
 }  // namespace sparsemc::tools

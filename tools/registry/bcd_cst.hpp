@@ -19,6 +19,6 @@ struct BcdCstFamily : BcdFamilyBase {
   static int auto_priority(const FitSettings&) { return 0; }
 };
 
-inline const bool bcd_cst_registered = Registry::add(make_spec<BcdCstFamily>());
+template const bool registered<BcdCstFamily, SPARSEMC_REGISTRY_INDEX>;
 
 }  // namespace sparsemc::tools

@@ -55,7 +55,7 @@ struct FbpdEpiFamily {
   static int auto_priority(const FitSettings&) { return 0; }
 };
 
-inline const bool fbpd_registered = Registry::add(make_spec<FbpdFamily>());
-inline const bool fbpd_epi_registered = Registry::add(make_spec<FbpdEpiFamily>());
+template const bool registered<FbpdFamily, SPARSEMC_REGISTRY_INDEX>;
+template const bool registered<FbpdEpiFamily, SPARSEMC_REGISTRY_INDEX>;
 
 }  // namespace sparsemc::tools

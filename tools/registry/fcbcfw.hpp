@@ -28,6 +28,6 @@ struct FcbcfwFamily {
   static int auto_priority(const FitSettings& s) { return s.mu > 0 ? 10 : 0; }
 };
 
-inline const bool fcbcfw_registered = Registry::add(make_spec<FcbcfwFamily>());
+template const bool registered<FcbcfwFamily, SPARSEMC_REGISTRY_INDEX>;
 
 }  // namespace sparsemc::tools

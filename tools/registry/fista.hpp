@@ -25,6 +25,6 @@ struct FistaFamily {
   static int auto_priority(const FitSettings&) { return 1; }
 };
 
-inline const bool fista_registered = Registry::add(make_spec<FistaFamily>());
+template const bool registered<FistaFamily, SPARSEMC_REGISTRY_INDEX>;
 
 }  // namespace sparsemc::tools

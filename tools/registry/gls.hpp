@@ -304,8 +304,8 @@ struct StagewiseFamily {
   }
 };
 
-inline const bool gls_registered = Registry::add(make_spec<GlsFamily>());
-inline const bool gls_cal_registered = Registry::add(make_spec<GlsCalFamily>());
-inline const bool stagewise_registered = Registry::add(make_spec<StagewiseFamily>());
+template const bool registered<GlsFamily, SPARSEMC_REGISTRY_INDEX>;
+template const bool registered<GlsCalFamily, SPARSEMC_REGISTRY_INDEX>;
+template const bool registered<StagewiseFamily, SPARSEMC_REGISTRY_INDEX>;
 
 }  // namespace sparsemc::tools

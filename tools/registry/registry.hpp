@@ -7,7 +7,7 @@
 /// The library is all templates (`BlockCD<Loss, Penalty, StepRule>`); the tool gets strings
 /// from the command line. The registry is where the two meet: each family describes itself
 /// once as a small struct, and `make_spec` instantiates its fit for every accepted
-/// (loss, penalty) pair, in float and double and for each of `RegisteredIndices`, storing plain
+/// (loss, penalty) pair, in float and double for the index type SPARSEMC_REGISTRY_INDEX, storing plain
 /// function pointers. The Python package (python/src/core.cpp) runs the same table.
 ///
 /// Adding a solver family = one file `tools/registry/<family>.hpp` plus one `#include` line in
@@ -35,7 +35,7 @@
 ///     // solver of (1) stops on the relative duality gap of (1) <= tol, which --tol's help says.
 ///     static constexpr const char* stop = "...";
 ///   };
-///   inline const bool bcd_ls_registered = Registry::add(make_spec<BcdLsFamily>());
+///   template const bool registered<BcdLsFamily, SPARSEMC_REGISTRY_INDEX>;
 ///   }
 /// \endcode
 ///
@@ -133,13 +133,12 @@ using PathFunction = std::vector<Result<Scalar>> (*)(const Dataset<Scalar, Index
 template <class Scalar, class Index = std::int32_t>
 using StagedFitFunction = StagedResult<Scalar> (*)(const Dataset<Scalar, Index>&, const FitSettings&, ToolCallback&);
 
-/// The index types of X every fit is instantiated for. The tools read files into 32-bit
-/// indices; the Python module (python/) defines SPARSEMC_REGISTRY_INT64 before including the
-/// families, so that scipy matrices with 64-bit indices reach the solvers without a copy too.
-#ifdef SPARSEMC_REGISTRY_INT64
-using RegisteredIndices = TypeList<std::int32_t, std::int64_t>;
-#else
-using RegisteredIndices = TypeList<std::int32_t>;
+/// The index type of X that the fits of this translation unit are instantiated for. The tools
+/// read files into 32-bit indices; the Python module (python/) compiles every family a second
+/// time with SPARSEMC_REGISTRY_INDEX defined as std::int64_t, so that scipy matrices with 64-bit
+/// indices reach the solvers without a copy too (the two registrations of a family merge).
+#ifndef SPARSEMC_REGISTRY_INDEX
+#define SPARSEMC_REGISTRY_INDEX std::int32_t
 #endif
 
 /// A solver's type-erased functions for one (Scalar, Index), keyed by (loss, penalty).
@@ -212,7 +211,7 @@ struct SolverSpec {
     return look_up(tables<Scalar, Index>().path, loss, penalty);
   }
   /// The function tables for (Scalar, Index); those of an index type the registry was not
-  /// built for (RegisteredIndices) are empty.
+  /// built for (SPARSEMC_REGISTRY_INDEX) are empty.
   template <class Scalar, class Index>
   [[nodiscard]] FitTables<Scalar, Index>& tables() {
     return std::get<FitTables<Scalar, Index>>(tables_);
@@ -220,6 +219,19 @@ struct SolverSpec {
   template <class Scalar, class Index>
   [[nodiscard]] const FitTables<Scalar, Index>& tables() const {
     return std::get<FitTables<Scalar, Index>>(tables_);
+  }
+  /// Takes over the function tables `other` filled (the same family registered for another index
+  /// type from another translation unit).
+  void merge_tables(SolverSpec&& other) {
+    auto take = [](auto& into, auto& from) {
+      into.fit.merge(from.fit);
+      into.heldout.merge(from.heldout);
+      into.path.merge(from.path);
+      into.staged.merge(from.staged);
+    };
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (take(std::get<I>(tables_), std::get<I>(other.tables_)), ...);
+    }(std::make_index_sequence<std::tuple_size_v<decltype(tables_)>>{});
   }
   /// "losses squared-hinge|logistic × penalties l1l2|l1" for messages and --help.
   [[nodiscard]] std::string accepted() const {
@@ -244,12 +256,16 @@ struct SolverSpec {
 class Registry {
  public:
   /// Adds a solver, keeping the table sorted by name (families register from separate translation
-  /// units, in no fixed order); returns true so that a family file can register with an inline variable.
+  /// units, in no fixed order); a solver already there (registered for another index type) takes
+  /// over the new function tables. Returns true so that a family file can register with a variable.
   static bool add(SolverSpec spec) {
     auto& solvers = list();
     const auto at = std::lower_bound(solvers.begin(), solvers.end(), spec.name,
                                      [](const SolverSpec& s, const std::string& name) { return s.name < name; });
-    solvers.insert(at, std::move(spec));
+    if (at != solvers.end() && at->name == spec.name)
+      at->merge_tables(std::move(spec));
+    else
+      solvers.insert(at, std::move(spec));
     return true;
   }
   [[nodiscard]] static const std::vector<SolverSpec>& solvers() { return list(); }
@@ -443,13 +459,6 @@ void fill_tables(SolverSpec& spec, TypeList<Losses...>, TypeList<Penalties...>) 
   (one_loss.template operator()<Losses>(), ...);
 }
 
-/// fill_tables for float and double at every registered index type.
-template <class Family, class... Indices>
-void fill_all_tables(SolverSpec& spec, TypeList<Indices...>) {
-  ((fill_tables<Family, float, Indices>(spec, typename Family::Losses{}, typename Family::Penalties{}),
-    fill_tables<Family, double, Indices>(spec, typename Family::Losses{}, typename Family::Penalties{})),
-   ...);
-}
 
 template <class... Types>
 struct First;
@@ -478,8 +487,9 @@ double compute_lambda_max(const Dataset<Scalar, Index>& data, const FitSettings&
   return out;
 }
 
-/// Describes a family (see the file comment) as a SolverSpec with its fit table filled.
-template <class Family>
+/// Describes a family (see the file comment) as a SolverSpec with its fit tables for `Index`
+/// filled, in float and double.
+template <class Family, class Index>
 SolverSpec make_spec() {
   using L0 = typename detail::First<typename Family::Losses>::type;
   using P0 = typename detail::First<typename Family::Penalties>::type;
@@ -508,8 +518,16 @@ SolverSpec make_spec() {
   else if constexpr (staged_only)
     spec.stop = "its own criterion (--tol's help); a staged model is not certified for (1)";
   if constexpr (requires { &Family::staged; }) spec.staged = &Family::staged;
-  detail::fill_all_tables<Family>(spec, RegisteredIndices{});
+  detail::fill_tables<Family, float, Index>(spec, typename Family::Losses{}, typename Family::Penalties{});
+  detail::fill_tables<Family, double, Index>(spec, typename Family::Losses{}, typename Family::Penalties{});
   return spec;
 }
+
+/// Registers a family's fits for `Index` once per program: a family file instantiates it for
+/// its translation unit's index type,
+///   template const bool registered<BcdLsFamily, SPARSEMC_REGISTRY_INDEX>;
+/// and registration runs during static initialisation, before main().
+template <class Family, class Index>
+inline const bool registered = Registry::add(make_spec<Family, Index>());
 
 }  // namespace sparsemc::tools

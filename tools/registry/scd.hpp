@@ -65,8 +65,8 @@ struct ScdRdaFamily : ScdFamilyBase {
   static int auto_priority(const FitSettings& s) { return s.loss == CrammerSinger::name ? 2 : 0; }
 };
 
-inline const bool scd_registered = Registry::add(make_spec<ScdFamily>());
-inline const bool scd_ls_registered = Registry::add(make_spec<ScdLsFamily>());
-inline const bool scd_rda_registered = Registry::add(make_spec<ScdRdaFamily>());
+template const bool registered<ScdFamily, SPARSEMC_REGISTRY_INDEX>;
+template const bool registered<ScdLsFamily, SPARSEMC_REGISTRY_INDEX>;
+template const bool registered<ScdRdaFamily, SPARSEMC_REGISTRY_INDEX>;
 
 }  // namespace sparsemc::tools

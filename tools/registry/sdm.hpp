@@ -31,6 +31,6 @@ struct SdmFamily {
   static int auto_priority(const FitSettings& s) { return requirement(s).empty() ? 20 : 0; }
 };
 
-inline const bool sdm_registered = Registry::add(make_spec<SdmFamily>());
+template const bool registered<SdmFamily, SPARSEMC_REGISTRY_INDEX>;
 
 }  // namespace sparsemc::tools
