@@ -46,67 +46,21 @@ namespace sparsemc {
 ///
 /// over blocks W_j ∈ R^K, the K weights of feature j (one row of W), for any smooth loss and any
 /// row-separable penalty (L1L2 as in the paper; L1, L1Linf, NoPenalty too). The paper's eq. (2)
-/// is SquaredHinge + L1L2 with c_i = 1, μ = 0; its multitask eq. (11) is OvrSquaredHinge;
-/// LIBLINEAR's `-s 5 -c C` is OvrSquaredHinge + L1 with λ = 1/(Cn), μ = 0.
+/// is SquaredHinge + L1L2 with c_i = 1, μ = 0; its multitask eq. (11) is OvrSquaredHinge.
 ///
 /// **Block step** (Algorithm 2, eqs. 3–4): with the block gradient of the loss part
 /// G_j = (1/n) Σ_{i∈supp(x_j)} c_i x_ij ∇ℓ(s_i)  (eq. 5),
 ///
 ///     W_j* = prox_{P/L_j}(W_j − G_j/L_j),   W_j ← W_j + α(W_j* − W_j),
 ///
-/// where the step rule chooses L_j and α: TsengYun takes L_j = max(‖h_j‖_∞, ε) from the
-/// generalised second derivatives (eq. 6) and α by Armijo backtracking on eq. (7) — for
-/// OvrSquaredHinge with an entrywise penalty (L1, NoPenalty), whose block Hessian is diagonal,
-/// each entry's own curvature L_jk = max(h_jk, 10⁻³ max_k h_jk, ε) instead (Tseng & Yun's
-/// model allows any positive diagonal; this is LIBLINEAR -s 5's per-coordinate Newton step);
-/// RichtarikTakac takes the block Lipschitz constant L_j = K_j and α = 1 (Appendix A). The ridge
-/// term is inside the prox (prox of t(λR + μ/2‖·‖²) = prox_{tλR}/(1 + tμ)), exactly.
+/// where the step rule chooses L_j and α: TsengYun takes L_j from the generalised second
+/// derivatives (eq. 6) and α by Armijo backtracking on eq. (7); RichtarikTakac takes the block
+/// Lipschitz constant L_j = K_j and α = 1 (Appendix A).
 ///
-/// **Efficiency** (§4.3): the scores S = XW + 1bᵀ (n × K, row-major) and the loss values are
-/// cached per sample (plus the max-shifted exponentials for Logistic, detail/loss_state.hpp), so
-/// a block step reads and writes only the rows of S in supp(x_j): O(|supp(x_j)|·K) for the
-/// gradient, the curvature, each line-search trial (the objective difference of eq. 7 is summed
-/// over supp(x_j)) and the update. Nothing is allocated after the setup.
+/// `converged` means the relative duality gap of (1) at the returned iterate is ≤ tol
+/// (solver/duality_gap.hpp); info.duality_gap / relative_gap are filled for every status.
 ///
-/// **Stopping**: `converged` means the relative duality gap of (1) at the returned iterate is
-/// ≤ tol (solver/duality_gap.hpp, from the cached scores and the gradient candidate
-/// a_i = ∇ℓ(s_i)); info.duality_gap / relative_gap are recomputed at the returned model for
-/// every status. The cheap measure (§4.5, made exact) decides only when the gap is evaluated
-/// (solver/certificate_schedule.hpp, at full passes): for each block visited,
-/// v = `penalty.violation(W_j, G_j)`, the distance of −G_j to λ∂R(W_j) + μW_j, and for the
-/// intercept ‖∇_b L‖₂; an epoch's measure (eq. 10) is their sum (TsengYun) or maximum
-/// (RichtarikTakac) divided by the same quantity at W = 0, b = 0. A cold start whose measure
-/// at W = 0 is under the rounding floor (λ ≥ λ_max) returns W = 0 after 0 epochs only when the
-/// gap certifies it. Measurements: docs/bcd.md.
-///
-/// **Shrinking** (§5.2.4, after Yuan et al. 2010): a zero row with R°(G_j) < λ − M/n (M the
-/// largest violation of the previous epoch) is dropped from the following epochs. When an epoch
-/// on the shrunk set meets the tolerance (or has cut the last full pass's measure tenfold), the
-/// next epoch is a full pass: with TsengYun a check pass, which visits the active blocks as
-/// usual and measures every dropped row from the table of per-sample gradients
-/// D_i = (c_i/n)∇ℓ(s_i) (G_j = Σ_i x_ij D_i, one sparse × dense product: no curvature, no
-/// margins), putting back each row that violates; with RichtarikTakac every block is restored.
-/// The gap is evaluated only after a full pass, and it measures every block: a wrongly shrunk
-/// block cannot be reported converged.
-///
-/// **Paths** (`fit_path`, solver/path.hpp): the grid is solved in one call, each λ warm-started
-/// from the previous solution, the W = 0 normalisers of every λ from one pass. With
-/// `screening`, the sequential strong rule (Tibshirani et al. 2012) starts λ_k on the rows
-/// j with W_j ≠ 0 or R°(∇_j L(W(λ_{k−1}))) ≥ 2λ_k − λ_{k−1} (R° = ‖·‖₂ for L1L2, ‖·‖_∞ for L1,
-/// ‖·‖₁ for L1Linf), taken from the last full pass at λ_{k−1}; the other rows wait for the
-/// check pass, which puts back any violator. Every point is certified by its own gap, as `fit`.
-///
-/// **Reproducibility**: the only randomness is the block order, drawn from `Rng(seed)` with
-/// sparsemc's own uniform draws and shuffle; a given seed reproduces the result bit for bit.
-///
-/// **Warm start** (`fit(problem, initial)`): W starts at initial's weights (same d and K), b at its
-/// intercept when fit_intercept is set (ignored otherwise).
-///
-/// The returned model has class labels 0..K−1 (the Problem carries class indices only), or the
-/// labels of the warm-start model. `info.objective` is F of (1) recomputed exactly at the
-/// returned model; `info.measure` is the last epoch's relative KKT measure (a diagnostic).
-///
-/// The solve's state and its named steps are in detail/engine.hpp (`BcdEngine`).
+/// Implementation notes: docs/bcd.md.
 ///
 /// \code
 ///   #include <sparsemc/sparsemc.hpp>

@@ -35,95 +35,24 @@ namespace sparsemc {
 
 /// Forward–backward primal–dual solver for objective (1) with the exact Crammer–Singer hinge
 /// (Chierchia et al. 2015, Algorithms 1 and 2) or, through a forward (gradient) step, with any
-/// smooth loss; any penalty with a prox, on rows or on user-given feature blocks.
-///
-/// **The paper's problem in (1).** Chierchia et al. write the hinge of sample ℓ as h_ℓ(T_ℓx)
-/// with x = (W, b), T_ℓx = [x̃_ℓᵀ(x^{(k)} − x^{(z_ℓ)})]_k the score differences (x̃ = [x, 1] with
-/// an intercept, the paper's φ(u) = [u, 1]; the label's own entry is 0) and
-///     h_ℓ(u) = max_k (u_k + r_ℓk),   r_ℓk = 1 (k ≠ z_ℓ), 0 (k = z_ℓ)                     (6)
-/// so that h_ℓ(T_ℓx) = max(0, 1 + max_{k≠z} s_k − s_z) = ℓ_CS(s_ℓ). Their problem (7),
-/// g(x) + λ_p Σ_ℓ h_ℓ(T_ℓx), is (1) with g(x) = λR(W) + (μ/2)‖W‖² (b unpenalised) and the weight
-/// λ_p replaced by ω_i = c_i/n per sample: with the paper's g = ‖·‖_{1,p}, λ_p = 1/α and L
-/// samples, their minimiser is ours for λ = α/L, μ = 0. Their (8), Σ_ℓ h_ℓ ≤ η_p = αL, is
-/// `Constrained` with η = α: (1/n) Σ c_i ℓ_i ≤ η.
+/// smooth loss; any penalty with a prox, on rows or on user-given feature blocks. The paper's
+/// problem (7), g(x) + λ_p Σ_ℓ h_ℓ(T_ℓx) with the hinge h_ℓ of (6) and x = (W, b), is (1) with
+/// g(x) = λR(W) + (μ/2)‖W‖² and λ_p replaced by ω_i = c_i/n; its constrained form (8) is
+/// `Constrained` with η: (1/n) Σ c_i ℓ_i ≤ η.
 ///
 /// **Algorithm 1** (regularised), with P_{S_ω} the projection onto the simplex S_ω = {v ≥ 0,
-/// Σv = ω} (prox/simplex.hpp), diagonal steps 𝒯 (per feature row) and Σ (per sample):
+/// Σv = ω}, diagonal steps 𝒯 (per feature row) and Σ (per sample):
 ///     x⁺ = prox_{𝒯g}(x − 𝒯Tᵀy)
 ///     ŷ_i = y_i + σ_i T_i(2x⁺ − x)
 ///     y_i⁺ = P_{S_{ω_i}}(ŷ_i + σ_i r_i)       (Prop. 3.1: prox of the conjugate of ω_i h_i)
-/// Its dual (11) is max_{y ∈ ×_i S_{ω_i}} Σ_i r_iᵀy_i − g*(−Tᵀy), which is D(A) of (1) at
-/// a_i = y_i/ω_i − e_{z_i} (solver/duality_gap.hpp): g* is finite for μ > 0 (computed through
-/// the prox of (λ/μ)R), and for μ = 0 the dual point is made feasible by scaling its off-label
-/// entries by θ = min(1, λ / max_J R°((Tᵀy)_J)) (the label entry of y_i is the slack of S_ω and
-/// enters neither Tᵀy nor rᵀy).
+/// **Algorithm 2** (`Constrained`, eqs. (12)–(14)) splits (8) epigraphically and projects onto
+/// epi h_i in closed form (Prop. 3.3). A smooth loss L is the forward step x⁺ = prox_{τg}(x −
+/// τ∇L(x)), with no dual block.
 ///
-/// **Stopping** (`fbpd`): `converged` means the relative duality gap of (1), (F − D)/max(|F|,
-/// 10⁻¹²), is ≤ tol; `info.duality_gap` (≥ F − F*) and `info.relative_gap` are filled at the
-/// returned model for every status. Without an intercept the gap at (x̃, ỹ) comes free with
-/// every pass. With an intercept, Tᵀy must also have a zero intercept row, which iterates do not
-/// satisfy: ỹ is made feasible by the intercept correction of duality_gap.hpp (a_i mixed
-/// towards a common point) and D costs one product Xᵀ; a smooth loss has no dual block and uses
-/// the gradient candidate a_i = ∇ℓ(s_i) (one pass). These are evaluated on a GapSchedule driven
-/// by the cheap measure (KKT or primal residual). With no penalty and μ = 0 there is no finite
-/// certificate (gap = F): the solve runs to max_epochs.
+/// `converged` means the relative duality gap of (1), (F − D)/max(|F|, 10⁻¹²), is ≤ tol (the
+/// paper's dual (11) is D of (1)); `fbpd-epi` solves (8) and certifies its KKT residual instead.
 ///
-/// **Algorithm 2** (constrained, epigraphical splitting, eqs. (12)–(14)): auxiliary ζ ∈ R^n,
-/// (T_ix, ζ_i) ∈ epi h_i and ζ ∈ V_η = {Σ_i ω_i ζ_i ≤ η}; with duals (y, ξ):
-///     x⁺ = prox_{𝒯g}(x − 𝒯Tᵀy),      ζ⁺ = P_{V_η}(ζ − 𝒯_ζ ξ)
-///     ŷ_i = y_i + σ_iT_i(2x⁺ − x),    ξ̂_i = ξ_i + σ_i(2ζ_i⁺ − ζ_i)
-///     (p_i, θ_i) = P_{epi h_i}(ŷ_i/σ_i, ξ̂_i/σ_i),   y_i⁺ = ŷ_i − σ_ip_i,  ξ_i⁺ = ξ̂_i − σ_iθ_i
-/// with the closed-form epigraph projection of Prop. 3.3 (prox/epigraph_max.hpp) for P_E (14),
-/// and P_{V_η} taken in the metric of 𝒯_ζ (it moves ζ along 𝒯_ζω: still closed form). The
-/// operator (x, ζ) ↦ (Tx, ζ) is block diagonal, so its step condition splits into the one of T
-/// and τ_ζ,iσ_i ≤ 1 for the identity block: τ_ζ,i = 1/σ_i here (the paper takes τ_ζ = τ with
-/// τσ max(‖T‖², 1) ≤ 1, which for ‖T‖ ≫ 1 leaves ζ with a step ‖T‖² times too short).
-/// **What fbpd-epi's stop means**: it solves the constrained problem (8), not (1), so it
-/// certifies (8): `converged` means its KKT residual — stationarity, the Fenchel–Young gap of
-/// the loss part at the multiplier estimate ν̂ and feasibility |L − η| (see `kkt_residual`),
-/// each relative — is ≤ tol (or the measure chosen by `stopping`). `duality_gap` and
-/// `relative_gap` are NaN: (1)'s gap does not apply to (8).
-///
-/// **Smooth losses** (SquaredHinge, OvrSquaredHinge, Logistic, …): the loss part L of (1) is
-/// the smooth term of the Vũ–Condat iteration, x⁺ = prox_{τg}(x − τ∇L(x)), with no dual block;
-/// the condition 1/τ − σ‖T‖² ≥ β/2 becomes τ = 2/β, β = curvature_bound(K)·‖X̃ᵀCX̃/n‖ (times
-/// norm_safety²). This is the paper's §4.1 comparison (square, logit, one-vs-all) in the same
-/// solver; the primal residual schedules its gap evaluations. `restarts`, `adaptive_steps` and
-/// `relaxation` do not apply (no dual block) and are ignored. `feature_groups` needs the
-/// Crammer–Singer loss (a smooth loss's certificate is taken row by row).
-///
-/// **Steps.** τσ‖T‖² ≤ 1, generalised to diagonal steps (`preconditioning`): 𝒯 = γ𝒯⁰/‖A‖,
-/// Σ = Σ⁰/(γ‖A‖) with ‖A‖ = ‖Σ⁰^{½}T𝒯⁰^{½}‖ from the power method (times `norm_safety`), so
-/// ‖Σ^{½}T𝒯^{½}‖ ≤ 1 (Pock & Chambolle's condition; scalar steps when 𝒯⁰ = Σ⁰ = I). The
-/// balance γ starts at PDLP's primal weight and is updated at adaptive restarts (`restarts`);
-/// the scale 1/‖A‖ is the start of PDLP's adaptive steps (`adaptive_steps`), which keep the
-/// step condition along the iterates only and take steps several times longer.
-///
-/// **Residuals**: with x → x⁺, y → y⁺ one iteration,
-///     P = 𝒯⁻¹(x − x⁺) − Tᵀ(y − y⁺)   ∈ ∂g(x⁺) + Tᵀy⁺  (primal optimality: 0 ∈ ∂g(x) + Tᵀy),
-///     Q = Σ⁻¹(y − y⁺) − T(x − x⁺)    ∈ ∂h*(y⁺) − Tx⁺  (dual optimality),
-/// (for a smooth loss P = (x − x⁺)/τ − ∇L(x) + ∇L(x⁺) ∈ ∂F(x⁺)); ‖P‖ is relative to ‖Tᵀy₀‖ (or
-/// ‖∇L(0)‖), the loss subgradient of (1) at W = 0, and ‖Q‖ relative to ‖r‖ = √(n_a(K−1)), the
-/// margins at W = 0 (n_a the samples with c_i > 0). Both are free: Tx and Tᵀy of consecutive
-/// iterates are kept.
-///
-/// **Cost.** One pass over X per iteration: for each sample the scores of x⁺ (gather), the
-/// dual step, and the scatter of the new dual block into Tᵀy⁺ (samples whose block is zero —
-/// beyond the margin — skip the scatter); O((n + d)K) dense work besides (the adaptive step's
-/// test included; a rejected step costs one more pass). Memory: four d × K and four n × K dense
-/// matrices (Tx and y twice, so that a rejected step can be undone; plus three of each for the
-/// restarts, and n-vectors for Algorithm 2); nothing is allocated inside iterations. OpenMP over samples when
-/// SPARSEMC_USE_OPENMP is defined (deterministic for a thread count, see `threads`).
-///
-/// Layout: CSR problems (fused pass) or CSC (two Eigen products per iteration). Float and
-/// double, int32 and int64 indices; sums in double. Crammer–Singer needs multiclass data; the
-/// constrained form needs Crammer–Singer. A warm start (`fit(problem, initial)`, same d and K)
-/// starts W at initial's weights, b at its intercept when fit_intercept is set, and the dual at
-/// the loss subgradient there (Algorithm 1) or at 0. The returned model's labels are 0..K−1 (or
-/// the warm start's); `objective` is F of (1) at the returned model with the penalty's λ, μ (also for
-/// `Constrained`, where it equals η + g(W) when the constraint is active).
-///
-/// The iteration's state and its named steps are in detail/engine.hpp (`FbpdEngine`).
+/// Implementation notes: docs/fbpd.md.
 ///
 /// \code
 ///   #include <sparsemc/solver/fbpd/fbpd.hpp>

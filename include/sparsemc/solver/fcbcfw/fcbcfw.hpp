@@ -155,68 +155,20 @@ struct FcbcfwOptions {
 ///     F(W) = (1/n) Σ_i c_i ℓ(Wᵀx_i, Y_i) + λ‖W‖₁ + (μ/2)‖W‖²,   μ > 0,
 ///     ℓ(s, Y) = max_{n∉Y, p∈Y} (1 + s_n − s_p)_+   (0 when Y is empty or full).
 ///
-/// Mapping to the paper. F/μ is PD-Sparse's problem (13), ½‖W‖² + λ'‖W‖₁ + Σ_i C_i L_i, with
-///     λ' = λ/μ,   C_i = c_i/(μn)   (C = 1/(μn) for unit costs);
-/// conversely PD-Sparse's `-c C -l λ'` is (1) with μ = 1/(Cn), λ = λ'/(Cn), and LIBLINEAR's
-/// `-s 4 -c C` is λ = 0, μ = 1/(Cn). No intercept: the dual (14) has none (use a bias feature).
+/// F/μ is PD-Sparse's problem (13) with λ' = λ/μ, C_i = c_i/(μn); no intercept (use a bias
+/// feature). It is solved through the dual (14): min G(α) = ½ Σ_k ‖w_k(α)‖² + Σ_i e_iᵀα^i over
+/// α^i ∈ 𝒞_i (16), w(α) = S_{λ'}(Xᵀα) (15). Each iteration takes one sample i and
+///   1. finds the most violating negative label k* = argmax_{k∉P_i} ⟨w_k, x_i⟩ (20), or with the
+///      bi-stochastic search (§3.2) the best label of random class partitions (24);
+///   2. adds it to the active set 𝒜_i (which always holds the positive labels P_i);
+///   3. minimises the quadratic upper bound (21) of G over α^i restricted to 𝒜_i exactly: a
+///      projection onto the simplex (multiclass) or Algorithm 2's bi-simplex (22);
+///   4. drops the negatives whose α became 0 and updates V = Xᵀα and W = S_{λ'}(V) (23).
 ///
-/// The dual (14): min G(α) = ½ Σ_k ‖w_k(α)‖² + Σ_i e_iᵀα^i over α^i ∈ 𝒞_i (16), where
-/// w(α) = S_{λ'}(Xᵀα) (15) — S the soft threshold — and e_i = 1 on the negative classes. Each
-/// iteration takes one sample i (a fresh random order every epoch, without replacement, §3.1),
-///   1. finds the most violating negative label k* = argmax_{k∉P_i} ⟨w_k, x_i⟩ (20), reading
-///      only the nonzero weights of the rows j ∈ x_i (cost O(nnz(x_i)·nnz(w_j)), never O(K)),
-///      or, with the bi-stochastic search (§3.2), the best label of one of ν random class
-///      partitions (24) scored on importance-sampled features (25), d_i/d̃_i set by §4.4
-///      (§4.4 also doubles the number of best labels a search returns after an epoch whose
-///      searches outweigh the rest of the work 2:1 — counted, not timed);
-///   2. adds it (them) to the active set 𝒜_i (which always holds the positive labels P_i);
-///   3. minimises the quadratic upper bound (21) of G over α^i restricted to 𝒜_i, Q_i = ‖x_i‖²,
-///      exactly: a projection onto the simplex (multiclass) or Algorithm 2's bi-simplex (22);
-///   4. drops the negatives whose α became 0 (step 5) and updates V = Xᵀα and W = S_{λ'}(V) on
-///      the changed entries only (23).
-/// W and V are kept as sparse per-feature rows (hash tables and lists of nonzero classes,
-/// §4.1–4.2) and α as per-sample active lists: memory grows with nnz(X)·|𝒜_i|, never with d·K
-/// (V is rebuilt from α at an epoch's end when it holds over twice the pairs the active sets
-/// need, dropping the entries of labels shrunk away). When d·K is small (≤ 2^24) and the search
-/// is exact, `storage = automatic` keeps V and W as dense d×K arrays instead: the search reads
-/// each row of W as K contiguous values, several times faster than the lists when W has
-/// little primal sparsity (λ small, K in the hundreds) — the regime of LIBLINEAR's -s 4. `solve`
-/// returns W and α sparse; `fit` returns a LinearModel, which stores W's nonzero entries only.
+/// `converged` means the relative duality gap of (1), (F(W) − D(α))/max(|F(W)|, 10⁻¹²) with
+/// D(α) = −μG(α), is ≤ tol at an epoch's end (with `refit_l2`: the refitted problem's gap).
 ///
-/// Cost: with the exact search an epoch reads Σ_i Σ_{j∈x_i} nnz(w_j) weights — sublinear in K
-/// when W is sparse (λ > 0); with λ = 0, W has no primal sparsity and an epoch costs about one
-/// dense pass nnz(X)·K, like the first pass of LIBLINEAR's solver but without its shrinking.
-///
-/// Stopping: at the end of an epoch the exact primal F(W) (the scores of every sample from the
-/// sparse rows) and the dual value D(α) = −μG(α) ≤ F* give the relative duality gap of (1)
-///     (F(W) − D(α)) / max(|F(W)|, 10⁻¹²)                    (solver/duality_gap.hpp)
-/// which stops the solve (`converged`) at `tol`; `info.duality_gap` = F − D ≥ F − F* and
-/// `info.relative_gap` are filled for every status, at the returned model. That evaluation reads as many
-/// weights as one epoch of the exact search, so it runs every other epoch with the exact search,
-/// and with the bi-stochastic one whenever the work since the last evaluation reaches twice the
-/// work of an evaluation (counted, not timed: reproducible; the checks take at most a third of
-/// the time), or every `gap_every` epochs; the last epoch is
-/// always evaluated, and the reports of the others carry NaN. Also `max_epochs`, `time_limit`
-/// (checked every 256 samples) and callbacks (core/callbacks.hpp). A callback that
-/// offers `const LinearModel<Scalar>* best_model()` and `const EpochReport& best_report()` (the
-/// held-out early stop, model/early_stopping.hpp — PD-Sparse's -h/-e) makes `fit` return its best
-/// model when it stops the solve; the status is then stopped_by_callback, and the gap is that of
-/// the kept model against the best dual value seen (every D(α) is a lower bound on F*).
-///
-/// Post-solve (§4.3, `refit_l2`): once the gap reaches tol, the support of W is frozen and the
-/// same iterations minimise (1) without its λ term over W with that support (w = v on the
-/// support: the ℓ2-regularised problem on the selected features); the search keeps running, so
-/// the gap of that problem is exact, and `converged` certifies that problem (relative gap ≤ tol),
-/// not (1). `objective` still reports (1), λ term included, and `duality_gap` / `relative_gap`
-/// (1)'s gap at the refitted W against the best dual value of the first phase.
-///
-/// Warm start: α cannot be recovered from a primal model, so `fit(problem, initial)` starts
-/// from α = 0 with every active set seeded by the `warm_start_labels` negatives that violate
-/// the margin most under `initial`.
-///
-/// Policies: Loss must be CrammerSinger (loss/crammer_singer.hpp), Penalty L1 (λ, μ) or
-/// NoPenalty (λ = 0, μ); data must be CSR. Float and double, int32 and int64 indices; V, α
-/// and sums are accumulated in double. The model's labels are the class indices 0..K−1.
+/// Implementation notes: docs/fcbcfw.md.
 ///
 /// \code
 ///   #include <sparsemc/loss/crammer_singer.hpp>

@@ -37,69 +37,20 @@ namespace sparsemc {
 /// ridge included — by its row-wise prox. b, when fitted, is unpenalised (its prox is the
 /// identity).
 ///
-/// **Iteration** (Beck & Teboulle, "A fast iterative shrinkage-thresholding algorithm for linear
-/// inverse problems", SIAM J. Imaging Sci. 2(1), 2009, FISTA eqs. (4.1)–(4.3)), from Y₁ = W₀,
-/// t₁ = 1 (b is carried along with W everywhere):
+/// **Iteration** (Beck & Teboulle, FISTA, SIAM J. Imaging Sci. 2(1), 2009, eqs. (4.1)–(4.3)),
+/// from Y₁ = W₀, t₁ = 1 (b is carried along with W everywhere):
 ///
 ///     W_k     = prox_{P/L_k}(Y_k − ∇L(Y_k)/L_k)                                          (4.1)
 ///     t_{k+1} = (1 + √(1 + 4t_k²)) / 2                                                   (4.2)
 ///     Y_{k+1} = W_k + ((t_k − 1)/t_{k+1}) (W_k − W_{k−1})                                (4.3)
 ///
-/// **Backtracking** (Beck–Teboulle's FISTA with backtracking, their (2.5) and Lemma 2.3): L_k is
-/// the first of L, ηL, η²L, … for which the quadratic model majorises the loss part at W_k,
+/// with L_k found by backtracking on the quadratic majorisation (3) of L at W_k, and t reset to
+/// 1 after an uphill step (O'Donoghue–Candès adaptive restart).
 ///
-///     L(W_k) ≤ L(Y_k) + ⟨∇L(Y_k), W_k − Y_k⟩ + (L_k/2)‖W_k − Y_k‖²,                      (3)
+/// `converged` means (F − D)/max(|F|, 10⁻¹²) ≤ tol at the returned (W, b): the relative duality
+/// gap of (1) (solver/duality_gap.hpp), reported for every status.
 ///
-/// tested with a rounding allowance δ = 10ε(|L(Y_k)| + Σ_i |D_i|·|s_i|) (ε the Scalar's machine
-/// epsilon; the scores of Y_k are extrapolated, S_Y = S_k + β(S_k − S_{k−1}), not recomputed).
-/// It starts from
-/// L₀ = lipschitz_scale · curvature_bound(K) · ‖X̃ᵀCX̃/n‖₂ (power method; X̃ = [X 1] with an
-/// intercept, C = diag(c)), which is a Lipschitz constant of ∇L when lipschitz_scale = 1, and
-/// after each step accepted with a clear margin (left side ≤ right side − δ) L is multiplied by
-/// step_decrease (≤ 1) so that it tracks the local curvature (often far below the global bound
-/// for the logistic loss); near the optimum, where both sides of (3) agree to rounding, L
-/// stays. With step_decrease < 1 the O(1/k²) guarantee of Beck–Teboulle's Theorem 4.4 no
-/// longer applies verbatim; the restart below keeps the objective monotone in practice (the
-/// tests bound the number of uphill steps).
-///
-/// **Adaptive restart** (O'Donoghue–Candès): t is reset to 1 (no momentum for the next step)
-/// when the last step went uphill — by default (gradient scheme) when ⟨Y_k − W_k, W_k − W_{k−1}⟩
-/// > 0, i.e. the gradient mapping at Y_k opposes the momentum; with the function scheme when
-/// F(W_k) > F(W_{k−1}) + δ (δ as in (3): increases within rounding do not count).
-///
-/// **Stopping** on the duality gap of (1) (solver/duality_gap.hpp, MATH.md "Duality gap of
-/// (1)"): `converged` means (F − D)/max(|F|, 10⁻¹²) ≤ tol at the returned (W, b), with the
-/// candidate a_i = ∇ℓ(s_i) at its exact scores (kept by the iteration, so a gap costs one
-/// loss-gradient pass and one XᵀD̃). When to evaluate it is decided by the free proxy
-/// L_k‖W_k − Y_k‖ = ‖G_{L_k}(Y_k)‖ of the gradient mapping (its square, which scales like the gap)
-///
-///     G_L(W) = L (W − prox_{P/L}(W − ∇L(W)/L)),      G_L(W) = 0  ⟺  W minimises (1),     (2)
-///
-/// (Beck, "First-Order Methods in Optimization", SIAM 2017, §10.3.2), relative to ‖G_{L₀}(0)‖:
-/// GapSchedule evaluates the gap when the proxy falls to its trigger and otherwise after a
-/// doubling number of iterations; the evaluation does not disturb the iteration. A warm start
-/// is certified before the first iteration (a warm start at the optimum returns after 0
-/// iterations). info.measure is the exact ‖G_L(W)‖/‖G_{L₀}(0)‖ at the returned W (a diagnostic;
-/// per-iteration reports carry the proxy, and relative_gap where the gap was evaluated).
-/// info.duality_gap/relative_gap refer to the returned model for every status (with NoPenalty
-/// and μ = 0 there is no finite certificate: the gap is F and the solve ends at max_epochs).
-///
-/// **Layout**: CSC and CSR problems both work and give the same iterates up to rounding. Each
-/// iteration does one XW (objective) and one XᵀD (gradient) product with Eigen's sparse × dense
-/// kernels; with CSR, XW gathers each score row and XᵀD scatters, with CSC the reverse. Prefer
-/// CSR: on dna (n = 2000, d = 180, K = 3) a CSR fit is 1.1–1.4× faster than the same CSC fit
-/// (Eigen's scatter kernel is the slower one, and XW runs once per backtracking trial), and it
-/// is the layout Eigen parallelises in OpenMP builds.
-///
-/// **Cost and memory**: five d × K and five n × K dense matrices are allocated once; iterations
-/// allocate nothing (if the policies do not). One iteration costs two sparse × dense products
-/// (O(nnz(X)·K)) plus one more XW per extra backtracking trial, and O((n + d)K) dense work.
-///
-/// **Warm start** (`fit(problem, initial)`): W starts at initial's weights (same d and K), b at its
-/// intercept when fit_intercept is set (ignored otherwise).
-///
-/// The returned model has class labels 0..K−1 (the Problem carries class indices only; callers
-/// with a LabelEncoder relabel), or the labels of the warm-start model.
+/// Implementation notes: docs/fista.md.
 ///
 /// \code
 ///   #include <sparsemc/solver/fista/prox_gradient.hpp>

@@ -113,38 +113,12 @@ struct GLSOptions {
 ///
 /// — the paper's eq. (6) with the ridge added to both the gradient and the preconditioner —
 /// decreases F monotonically, at the rate of Theorem 1, independently of the conditioning of
-/// Σ̂. Σ̂ is formed once (a symmetric rank update for dense X, the sparse product XᵀCX for
-/// sparse X) and Cholesky-factorised once (d×d, one factor serves all K classes); each step
-/// costs one XW and one XᵀD product (O(ndK) dense, O(nnz·K) sparse) plus two triangular
-/// solves (O(d²K)). With the identity link and L = 1, (6) is the ridge regression solution
-/// after one step (W = (Σ̂ + μI)⁻¹XᵀCY/n) with an exact Σ̂ (sparse X, or single_precision_gram off).
+/// Σ̂. By default the steps are quasi-Newton in that metric (memory = 10).
 ///
-/// **L**: softmax's exact bound is ½ (default, `Logistic::curvature_bound`); the paper's L = 1
-/// is also valid (`lipschitz = 1`) and takes steps half as long. **Acceleration** (`accelerated`,
-/// §4 of the paper): momentum Y = W + β(W − W_prev), β from FISTA's t-sequence, the step (6)
-/// taken from Y, and a restart whenever F increases.
+/// `converged` means (F − D)/max(|F|, 10⁻¹²) ≤ tol at the returned (W, b), the relative duality
+/// gap of (1) (solver/duality_gap.hpp); with μ = 0 no finite certificate exists.
 ///
-/// **Set-up and metric** (dense X, large d; both on by default): `single_precision_gram` forms Σ̂ in float (the
-/// O(nd²) rank update at twice the speed; Σ̂ only preconditions); `curvature_refresh` (with
-/// `memory`) rebuilds the preconditioner every so many iterations from the samples' current
-/// curvatures, X̃ᵀ diag(c_i w_i) X̃/n + μI — near the optimum of a near-separable problem only
-/// the uncertain samples carry curvature, and the fixed metric LΣ̂ + μI misjudges it.
-///
-/// **Stopping** on the duality gap of (1) (solver/duality_gap.hpp): `converged` means
-/// (F − D)/max(|F|, 10⁻¹²) ≤ tol at the returned (W, b), the candidate a_i = ∇ℓ(s_i) at the
-/// exact scores the iteration keeps. Without an intercept that gap is ‖∇_W F‖²/(2μ) (Fenchel–
-/// Young), which GLS uses to decide when to evaluate the gap (detail::gls::GapCertifier, a
-/// GapSchedule). info.measure ("gradient_norm") is ‖∇F(W, b)‖_F/‖∇F(0, 0)‖_F, a diagnostic.
-/// A warm start is certified before the first step (at the optimum it returns after 0 steps).
-/// With μ = 0 no finite certificate exists: the fit runs to max_epochs.
-///
-/// **Defaults**: quasi-Newton steps (memory = 10), the single-precision Σ̂ and a curvature
-/// refresh every 40 iterations — the fast path, with the same certified answer.
-///
-/// **Data**: a sparse `Problem` (CSR or CSC) or a `DenseProblem` (row-major dense X; images,
-/// random Fourier features). Memory: Σ̂ and its factor share one p × p matrix (p = d + 1 with an
-/// intercept); a few n × K and p × K matrices. The link is evaluated in parallel over samples
-/// with SPARSEMC_USE_OPENMP; Eigen parallelises the dense products.
+/// Implementation notes: docs/gls-mnist.md.
 ///
 /// \code
 ///   #include <sparsemc/solver/gls/gls.hpp>

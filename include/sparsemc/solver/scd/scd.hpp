@@ -53,52 +53,10 @@ namespace sparsemc {
 /// with the coordinate Lipschitz constant; eqs. 8–10 with backtracking from the generalised
 /// second derivative; eq. 12, dual averaging). The scores of column r move on supp(x_j) only.
 ///
-/// **Cost per coordinate** (detail/coordinate_kernel.hpp): O(nnz_j) for OvrSquaredHinge (its K
-/// columns are independent binary problems), O(nnz_j) amortised for SquaredHinge, Logistic and
-/// CrammerSinger (an O(K) refresh for the samples whose true or extreme class is r), O(nnz_j·K)
-/// for a loss without a kernel (the loss is called on whole score rows). An epoch costs about
-/// K·nnz(X) sample visits — one BlockCD epoch — plus O(nK) for the objective report. The losses
-/// must have a conjugate (ConjugateLoss) for the certificate.
+/// `converged` means the relative duality gap of (1) at the returned iterate is ≤ tol (default
+/// 1e-3); NonsmoothRDA + CrammerSinger cannot certify 1e-3 in practice (it ends with max_iter).
 ///
-/// **Binary problems** (K = 2, labels ±1) are the paper's setting exactly: with
-/// OvrSquaredHinge the two columns are the same L2-loss SVM with opposite labels, so (with
-/// `binary_mirror`) the solver draws the d coordinates of column 1 only — Algorithm 1/2/4 on
-/// w = W_:1, y_i = ±1, the paper's f_i(w) = c_i max(0, 1 − y_i wᵀx_i)²/n — and returns
-/// W = [−w, w] (b likewise). F(W) = 2·F_paper(w)/m then, and LIBLINEAR's `-s 5 -c C` binary
-/// objective is C·n times F_paper at λ = 1/(Cn). The pairwise losses (SquaredHinge, Logistic,
-/// CrammerSinger) depend on s_1 − s_0 only: their two columns are solved as they are, and
-/// u = W_:1 − W_:0 is the binary model.
-///
-/// **Stopping**: `converged` means the relative duality gap of (1) at the returned iterate is
-/// ≤ tol (default 1e-3; solver/duality_gap.hpp, the loss-(sub)gradient dual candidate), and the
-/// gap is reported for every status (info.duality_gap, info.relative_gap). A cheap measure decides
-/// when the gap (two O(nnz·K) products) is evaluated (GapSchedule: when the measure reaches its
-/// trigger, else after a doubling number of epochs) and stays a diagnostic (info.measure):
-///   - smooth variants: the exact optimality violation V = Σ_k violation_entry(w_k, ∂L/∂w_k)
-///     (+ Σ_r |∂L/∂b_r|), relative to V at W = 0 (LIBLINEAR's Gnorm1). A free per-epoch estimate
-///     (each visited coordinate's violation) triggers an exact pass whenever it has fallen a
-///     decade; the exact pass brings back coordinates that shrinking dropped. For OvrSquaredHinge
-///     each class is a group of its own that leaves the draws when V_r ≤ level·V_r(0); when the
-///     groups meet the level but the gap refuses, the level drops to a quarter of the measure and
-///     the groups are checked again.
-///   - RDA: the relative change of F at the returned iterate over one epoch; the gap is taken at
-///     the iterate returned (the average w̄ by default, at the scores its objective needed).
-/// No certificate exists without a penalty and with μ = 0 (the gap is F): such a run ends with
-/// max_iter. **RDA + Crammer–Singer cannot certify 1e-3 in practice**: the subgradient candidate
-/// e_{r*} − e_y is a valid dual point but not a tight one (at the optimum many samples sit on a
-/// kink where the optimal dual is a convex combination), so the gap stalls far above F − F*;
-/// the run ends with max_iter and the honest gap (an upper bound on F − F*), see docs/scd.md.
-///
-/// **Reproducibility**: the draws come from `Rng(seed)` with sparsemc's own uniform integers
-/// and shuffle; a seed reproduces the result bit for bit.
-///
-/// **Warm start** (`fit(problem, initial)`): W starts at initial's weights (same d and K), b at its
-/// intercept when fit_intercept is set (ignored otherwise); RDA centres its prox-function there.
-///
-/// The returned model has class labels 0..K−1 (or the warm-start model's labels);
-/// `info.objective` is F of (1) recomputed from scratch at the returned model with its gap.
-///
-/// The iteration's state and its named steps are in detail/engine.hpp (`ScdEngine`).
+/// Implementation notes: docs/scd.md.
 ///
 /// \code
 ///   #include <sparsemc/sparsemc.hpp>

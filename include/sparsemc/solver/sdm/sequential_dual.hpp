@@ -75,36 +75,17 @@ struct SequentialDualOptions {
 ///     W(α) = Σ_i x_i α_iᵀ,   e_im = [m ≠ y_i].
 ///
 /// **Epoch**: the active samples in a random order; for sample i,
-///   1. the gradient of the dual in α_i over the active classes, G_m = w_mᵀx_i + e_im (one pass
-///      over x_i times the active classes);
-///   2. class shrinking: a class whose α_im sits at its bound with G_m < min {G_r : α_ir below
-///      its bound} stays at the bound (Keerthi et al. §4; LIBLINEAR's `be_shrunk`) and leaves
-///      the sample's active list; a sample with one active class leaves the epoch;
-///   3. the sub-problem min_{α_i} ½A_i‖α_i‖² + Bᵀα_i over the box and the hyperplane, A_i = ‖x_i‖²,
-///      B = G − A_i α_i, solved exactly by a partial sort (Crammer & Singer 2001, Fig. 3): with
-///      D = B + A_i C_i e_y sorted decreasingly, β = (Σ_{r<ρ} D_r − A_i C_i)/ρ for the largest ρ
-///      with ρ D_ρ > Σ_{r<ρ} D_r − A_i C_i, and α_im = min(C_i [m = y_i], (β − B_m)/A_i);
+///   1. the gradient of the dual in α_i over the active classes, G_m = w_mᵀx_i + e_im;
+///   2. class shrinking (Keerthi et al. §4): a class at its bound whose G_m is below every free
+///      class's stays there;
+///   3. the sub-problem min_{α_i} ½A_i‖α_i‖² + Bᵀα_i over the box and the hyperplane,
+///      A_i = ‖x_i‖², B = G − A_i α_i, solved exactly (Crammer & Singer 2001, Fig. 3);
 ///   4. W ← W + x_i Δα_iᵀ on the classes that moved.
-/// The violation max_m G_m − min_m G_m over the samples visited (step 2's sets) is the epoch's
-/// measure. When it falls below the current level, the next epoch restores every sample and
-/// class (a full pass), and a full pass under the level asks for the certificate.
 ///
-/// **Certificate**: W = W(α) at every step, so the primal–dual pair gives the gap of (1) itself:
-///     F(W) = (1/n) Σ_i c_i ℓ(Wᵀx_i, y_i) + (μ/2)‖W‖²,    D(α) = μ (Σ_i α_{i,y_i} − ½‖W‖²),
-/// the dual of (1) at a_i = −α_i/C_i (ℓ*(a_i) = −α_{i,y_i}/C_i; solver/duality_gap.hpp). One
-/// evaluation is one pass over X times K (the scores); the schedule (solver/certificate_schedule.hpp)
-/// keeps it rare: at full passes under the trigger, each at least two evaluations' worth of
-/// epoch work after the last, and otherwise after the work has doubled.
+/// `converged` means the relative duality gap of (1) is ≤ tol, exact since W = W(α):
+/// D(α) = μ (Σ_i α_{i,y_i} − ½‖W‖²) is the dual of (1) at a_i = −α_i/C_i.
 ///
-/// **Efficiency**: after the first epochs most samples keep two or three active classes, so an
-/// epoch costs about nnz(X) times that, not nnz(X)·K. While most classes are active, step 1
-/// reads whole rows of W (vectorised) instead of gathering class by class, and step 3 draws
-/// the largest D_r from a heap: O(K + ρ log K) rather than a full sort. W is dense d × K (λ = 0 leaves no row at
-/// zero); α is n × K with one class list per sample. Nothing is allocated inside an epoch.
-///
-/// Multiclass only (the separation-ranking dual of a multilabel y is FCBCFW's). Warm start: α
-/// cannot be recovered from a primal model, so `fit(problem, initial)` only checks the shape
-/// and keeps initial's labels; the dual starts at α = 0 as in a cold start.
+/// Implementation notes: docs/sdm.md.
 ///
 /// \code
 ///   #include <sparsemc/sparsemc.hpp>
