@@ -215,7 +215,7 @@ nlohmann::json solvers_json() {
   return nlohmann::json{{"solvers", std::move(list)}};
 }
 
-/// --C: LIBLINEAR's C weighs the summed loss against the penalty (MATH.md's peer table), so
+/// --C: LIBLINEAR's C weighs the summed loss against the penalty (docs/math.md's peer table), so
 /// dividing its objective by nC gives (1) with 1/(nC) on the penalty that is there: lambda, or
 /// mu with --penalty none.
 void set_from_C(TrainArgs& args, std::int64_t n_samples) {

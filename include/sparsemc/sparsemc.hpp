@@ -50,6 +50,7 @@
 #include "solver/gls/stagewise.hpp"
 #include "solver/objective.hpp"
 #include "solver/path.hpp"
+#include "solver/scd/scd.hpp"
 #include "solver/sdm/sequential_dual.hpp"
 
 #include "io/liblinear_model.hpp"

@@ -14,7 +14,7 @@
 ///   - `ConjugateLoss`:   + conjugate(a, y) = ℓ*(a, y), the Fenchel conjugate at a dual vector
 ///                          a ∈ R^K, and `dual_domain`, the shape of dom ℓ*(·, y) that the
 ///                          duality gap of (1) needs to keep a dual point feasible when the
-///                          intercept is fitted (solver/duality_gap.hpp, MATH.md "Duality gap")
+///                          intercept is fitted (solver/duality_gap.hpp, docs/math.md "Duality gap")
 ///
 /// A user's own loss only needs the members its solver asks for (see examples/custom_loss.cpp).
 

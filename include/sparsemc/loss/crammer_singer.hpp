@@ -120,7 +120,7 @@ struct CrammerSinger {
 
   /// ℓ*(a, y) = −Σ_{n∉y} a_n for a in D (above; multiclass a = p − e_y: ℓ* = a_y = p_y − 1),
   /// the negative mass moved from the positives to the negatives; +∞ when a negative's entry is
-  /// below 0 or a positive's above 0 (MATH.md, "Duality gap").
+  /// below 0 or a positive's above 0 (docs/math.md, "Duality gap").
   template <RealScalar Scalar>
   [[nodiscard]] double conjugate(std::span<const Scalar> a, ClassSet y) const noexcept {
     double mass = 0;

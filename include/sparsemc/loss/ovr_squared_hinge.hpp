@@ -107,7 +107,7 @@ struct OvrSquaredHinge {
         [&](std::size_t p) { h[p] = s[p] < Scalar(1) ? Scalar(2) : Scalar(0); });
   }
 
-  /// ℓ*(a, y) = Σ_r (β_r²/4 − β_r), β_r = −Y_r a_r, +∞ if some β_r < 0 (MATH.md, "Duality gap").
+  /// ℓ*(a, y) = Σ_r (β_r²/4 − β_r), β_r = −Y_r a_r, +∞ if some β_r < 0 (docs/math.md, "Duality gap").
   template <RealScalar Scalar>
   [[nodiscard]] double conjugate(std::span<const Scalar> a, ClassSet y) const noexcept {
     double sum = 0;

@@ -118,7 +118,7 @@ struct SquaredHinge {
   }
 
   /// ℓ*(a, y) = Σ_{r≠y} (β_r²/4 − β_r) for a = Σ_{r≠y} β_r (e_r − e_y) with β ≥ 0 (+∞ for a
-  /// negative β_r): the conjugate of max(0, u)² is v²/4 on v ≥ 0 (MATH.md, "Duality gap").
+  /// negative β_r): the conjugate of max(0, u)² is v²/4 on v ≥ 0 (docs/math.md, "Duality gap").
   template <RealScalar Scalar>
   [[nodiscard]] double conjugate(std::span<const Scalar> a, ClassSet y) const noexcept {
     const std::size_t c = true_class(a, y);

@@ -2,7 +2,7 @@
 /// \file l1.hpp
 /// L1: the lasso / elastic-net penalty λ‖W‖₁ + (μ/2)‖W‖²_F of objective (1), separable per entry.
 ///
-/// On one row w ∈ R^K with loss gradient g (MATH.md, "Penalties"):
+/// On one row w ∈ R^K with loss gradient g (docs/math.md, "Penalties"):
 ///   value       λ Σ_k |w_k| + (μ/2)‖w‖²
 ///   prox        prox_{t(λ|·| + μ/2(·)²)}(v_k) = sign(v_k) max(|v_k| − tλ, 0) / (1 + tμ)     (L1a)
 ///   violation   the Euclidean distance dist(−(g + μw), λ∂‖w‖₁), entry by entry:

@@ -4,7 +4,7 @@
 /// R_{ℓ1/ℓ2}, §2, with the ridge term of objective (1)). A row is either entirely zero or not:
 /// the feature is selected for all K classes at once.
 ///
-/// On one row w ∈ R^K with loss gradient g (MATH.md, "Penalties"):
+/// On one row w ∈ R^K with loss gradient g (docs/math.md, "Penalties"):
 ///   value       λ‖w‖₂ + (μ/2)‖w‖²
 ///   prox        max(0, 1 − tλ/‖v‖₂) v / (1 + tμ)   (Blondel's eq. 4, then the ridge factor)  (L2a)
 ///   violation   dist(−(g + μw), λ∂‖w‖₂) exactly:

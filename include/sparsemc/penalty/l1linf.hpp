@@ -4,7 +4,7 @@
 /// al. 2015's ℓ_{1,p} norm with p = +∞, §2; Blondel et al. 2013, §6). Like L1L2 it zeroes whole
 /// rows, and the surviving rows tend to have entries of equal magnitude.
 ///
-/// On one row w ∈ R^K with loss gradient g (MATH.md, "Penalties"), with B1(r) = {‖x‖₁ ≤ r}:
+/// On one row w ∈ R^K with loss gradient g (docs/math.md, "Penalties"), with B1(r) = {‖x‖₁ ≤ r}:
 ///   value       λ‖w‖_∞ + (μ/2)‖w‖²
 ///   prox        (v − P_{B1(tλ)}(v)) / (1 + tμ) = clamp(v, −τ, τ) / (1 + tμ)                (I1)
 ///               by Moreau's identity, τ the ℓ1-ball threshold of prox/simplex.hpp (S2)
@@ -17,9 +17,9 @@
 ///                         and dist²(y, Δ_λ) = Σ_k min(y_k, θ)² with θ the simplex threshold.
 ///   dual_norm   ‖g‖₁, so λ_max = max_j ‖∇_j L(0)‖₁                                          (I4)
 ///
-/// Note on (I2): MATH.md gives max(0, ‖g‖₁ − λ) at w = 0. That is the ℓ1 distance to B1(λ), an
-/// upper bound of the Euclidean one that vanishes at the same points; the Euclidean distance is
-/// used here so that every penalty's violation is the same quantity (the contract's).
+/// Note on (I2): max(0, ‖g‖₁ − λ) is the ℓ1 distance to B1(λ), an upper bound of the Euclidean
+/// one that vanishes at the same points; the Euclidean distance is used so that every penalty's
+/// violation is the same quantity (the contract's).
 ///
 /// Ties in J: entries come out of (I1) with exactly equal magnitudes, but rows produced by
 /// averaging, extrapolation or I/O can carry rounding-level differences that would wrongly

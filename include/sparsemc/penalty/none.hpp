@@ -3,7 +3,7 @@
 /// NoPenalty: objective (1) with R = 0, i.e. the ridge term (μ/2)‖W‖²_F alone (μ = 0 gives the
 /// unregularised loss).
 ///
-/// On one row w ∈ R^K (MATH.md, "Penalties"):
+/// On one row w ∈ R^K (docs/math.md, "Penalties"):
 ///   value       (μ/2)‖w‖²
 ///   prox        prox_{t μ/2‖·‖²}(v) = v / (1 + tμ)                                           (N1)
 ///   violation   ‖g + μw‖₂  (the gradient of the row: ∂R = {0})                               (N2)

@@ -2,7 +2,7 @@
 /// \file duality_gap.hpp
 /// The one certificate of objective (1) that every solver stops on: the duality gap
 ///
-///     gap(W, b; A) = F(W, b) − D(A) ≥ F(W, b) − F*          (weak duality, MATH.md "Duality gap")
+///     gap(W, b; A) = F(W, b) − D(A) ≥ F(W, b) − F*          (weak duality, docs/math.md "Duality gap")
 ///
 ///     D(A) = −(1/n) Σ_i c_i ℓ*(a_i, y_i) − Ω*(−G(A)),   G(A) = (1/n) Σ_i c_i x_i a_iᵀ = XᵀD̃,
 ///     Ω = λR + (μ/2)‖·‖²,   with a fitted (unpenalised) intercept also Σ_i c_i a_i = 0,

@@ -7,7 +7,7 @@
 ///     P(W) = ½‖W‖² + τ‖W‖₁ + Σ_i C_i ℓ_i(Wᵀx_i),   τ = λ/μ,  C_i = c_i/(μn),
 /// with dual (14) min_α G(α) = ½‖S_τ(Xᵀα)‖² + Σ_i e_iᵀα^i over α^i ∈ 𝒞_i (16) and bound C_i.
 /// Reported values are in (1)'s scale: F = μP, D = −μG (a lower bound on F* for every α in
-/// 𝒞, MATH.md "PD-Sparse dual in (1)"), and the relative duality gap is that of (1),
+/// 𝒞, docs/math.md "PD-Sparse dual in (1)"), and the relative duality gap is that of (1),
 /// (F − D)/max(|F|, 10⁻¹²) (solver/duality_gap.hpp).
 
 #include <algorithm>

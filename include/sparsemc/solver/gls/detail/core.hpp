@@ -331,7 +331,7 @@ DualityGap duality_gap(const Loss& loss, const Problem<Scalar, Index, Order>& pr
 
 /// Dense X: the shared certificate on the samples without their features (an n × 0 CSC view:
 /// its candidate, intercept correction and conjugates), plus the part of D(A) that needs X,
-/// −Ω*(−G(A)) = −‖XᵀD̃‖²/(2μ) (MATH.md (G1) for NoPenalty; with μ = 0 the rescaling (G2)
+/// −Ω*(−G(A)) = −‖XᵀD̃‖²/(2μ) (solver/duality_gap.hpp (G1) for NoPenalty; with μ = 0 the rescaling (G2)
 /// takes θ = 0 unless G(A) = 0, so D = −(1/n) Σ_i c_i ℓ*(0, y_i)). Same value as the sparse
 /// overload on the same data (tested).
 template <class Loss, class Scalar>
