@@ -6,6 +6,7 @@ path to the same optimum, not by an accuracy any half-converged model reaches.
 import _thread
 import json
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -198,9 +199,9 @@ def test_warm_start_and_path(dna):
 def test_interrupt_stops_the_fit(monkeypatch):
     """Ctrl-C (a SIGINT to the main thread) stops a long fit and raises KeyboardInterrupt.
 
-    The interrupt is sent once the solver runs (after its first progress line): one sent while
-    the arguments are still converted can be swallowed by that conversion, and the fit, with
-    tol=1e-14, would then run for hours."""
+    The interrupt is sent once the solver runs (after its first progress line), and SIGINT is
+    given Python's handler for the test: a process started in the background by a shell ignores
+    SIGINT, and then `interrupt_main` is ignored too and the fit (tol=1e-14) would run for hours."""
     rng = np.random.default_rng(0)
     X = sp.random(20000, 2000, density=0.01, format="csr", random_state=1)
     y = rng.integers(0, 20, size=20000)
@@ -221,11 +222,15 @@ def test_interrupt_stops_the_fit(monkeypatch):
             _thread.interrupt_main()
 
     monkeypatch.setattr(sys, "stdout", FirstLineSignals())
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     interrupter = threading.Thread(target=interrupt_once_running)
     interrupter.start()
-    with pytest.raises(KeyboardInterrupt):
-        clf.fit(X, y)
-    interrupter.join()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            clf.fit(X, y)
+    finally:
+        interrupter.join()
+        signal.signal(signal.SIGINT, previous)
     assert running.is_set()
 
 
