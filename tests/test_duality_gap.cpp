@@ -4,12 +4,14 @@
 //   - weak duality: D(A(W)) ≤ F(W') for random W, W' (the dual value at one point's candidate
 //     below the primal value at another), for each loss × penalty × μ = 0 / μ > 0 × intercept
 //     on/off × float/double, multiclass and multilabel;
-//   - the gap vanishes at an optimum computed by ProxGradient to 1e-11 (smooth losses).
+//   - the gap vanishes at an optimum computed by ProxGradient to 1e-11 (smooth losses);
+//   - the per-sample rescaling (G3) keeps the bound and tightens it when a rare row violates.
 #include <catch2/catch.hpp>
 
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/loss/losses.hpp>
 #include <sparsemc/penalty/penalties.hpp>
+#include <sparsemc/solver/certificate_schedule.hpp>
 #include <sparsemc/solver/duality_gap.hpp>
 #include <sparsemc/solver/fista/prox_gradient.hpp>
 #include <sparsemc/solver/objective.hpp>
@@ -202,6 +204,54 @@ TEST_CASE("duality gap: no penalty and mu = 0 has no finite certificate, not a v
   CHECK(g.relative() == Approx(1.0));  // never ≤ tol: a solver cannot report converged at W = 0
 }
 
+TEST_CASE("duality gap: a violating rare row shrinks only its samples (G3)", "[gap]") {
+  // 300 samples over 12 common features (|x| ≤ 0.2), plus one rare feature per sample i < 10
+  // (x = 1): the shape of text data, where one sample's share of a common row is small and a
+  // rare row's violation would shrink every a_i under (G2) alone.
+  const int n = 300, common = 12, rare = 10;
+  const ClassIndex K = 4;
+  const GapProblem<double> gp(n, common, K, false, 23);
+  Eigen::SparseMatrix<double, Eigen::RowMajor, int> X(n, common + rare);
+  std::vector<Eigen::Triplet<double, int>> triplets;
+  for (int i = 0; i < n; ++i)
+    for (Eigen::SparseMatrix<double, Eigen::RowMajor, int>::InnerIterator it(gp.X, i); it; ++it)
+      triplets.emplace_back(i, it.col(), 0.2 * it.value());
+  for (int r = 0; r < rare; ++r) triplets.emplace_back(r, common + r, 1.0);
+  X.setFromTriplets(triplets.begin(), triplets.end());
+  X.makeCompressed();
+  const CsrProblem<double, int> problem{CsrView<double, int>(X), gp.labels.view(), gp.weights};
+  const L1L2 penalty{.lambda = 0.005};
+  const SquaredHinge loss;
+  GapWorkspace<double> work;
+  const auto optimum = ProxGradient<SquaredHinge, L1L2>(loss, penalty, {.tol = 1e-12, .max_epochs = 200000}).fit(problem);
+  REQUIRE(optimum.info.status == Status::converged);
+  const double F_star = optimum.info.objective;
+  ClassMatrix<double> W = optimum.model.dense();
+  W.conservativeResize(common + rare, K);
+  REQUIRE(W.row(common).norm() > 0);  // the rare rows are in the model
+  W.row(common) *= 0.9;               // one rare row off its optimum: its gradient violates
+  const DualityGap g3 = duality_gap(loss, penalty, problem, W, ClassVector<double>(), false, work);
+  // (G2) alone, by hand: every a_i times θ = λ / max_j ‖G_j‖.
+  ClassMatrix<double> S, A(n, K), G;
+  compute_scores(problem, W, ClassVector<double>(), S);
+  for (int i = 0; i < n; ++i)
+    loss.gradient(std::span<const double>(S.row(i).data(), K), problem.y[i], std::span<double>(A.row(i).data(), K));
+  ClassMatrix<double> D = A;
+  for (int i = 0; i < n; ++i) D.row(i) *= gp.weights[i] / n;
+  weight_gradient(problem, D, G);
+  const double theta = std::min(1.0, penalty.lambda / G.rowwise().norm().maxCoeff());
+  REQUIRE(theta < 0.99);
+  double conjugates = 0;
+  for (int i = 0; i < n; ++i) {
+    const ClassVector<double> a = theta * A.row(i).transpose();
+    conjugates += gp.weights[i] * loss.conjugate(std::span<const double>(a.data(), K), problem.y[i]);
+  }
+  const double gap_uniform = g3.primal + conjugates / n;
+  INFO("F " << g3.primal << " F* " << F_star << " gap (G3) " << g3.gap() << " gap (G2) " << gap_uniform);
+  CHECK(g3.gap() >= g3.primal - F_star - 1e-12);  // still an upper bound on F − F*
+  CHECK(g3.gap() <= 0.25 * gap_uniform);          // and a much tighter one
+}
+
 TEST_CASE("gap schedule: cheap trigger, tightening, doubling fallback", "[gap]") {
   GapSchedule schedule(1e-3);
   CHECK(schedule.due(1, 1.0));  // the first epoch is always evaluated
@@ -213,4 +263,22 @@ TEST_CASE("gap schedule: cheap trigger, tightening, doubling fallback", "[gap]")
   schedule.evaluated(4, 1e-3, false);  // refused: trigger 2.5e-4
   CHECK_FALSE(schedule.due(5, 5e-4));
   CHECK(schedule.due(5, 2e-4));
+}
+
+TEST_CASE("certificate schedule: trigger, spacing, fixed fallback", "[gap]") {
+  detail::CertificateSchedule schedule(1e-3, /*gap_cost=*/10.0);
+  schedule.add_work(50.0);
+  CHECK_FALSE(schedule.due(1.0));  // measure above the trigger, under 8 evaluations of work
+  schedule.add_work(30.0);
+  CHECK(schedule.due(1.0));        // the fallback: 8 evaluations' worth of work
+  schedule.evaluated(1.0, false);
+  schedule.add_work(15.0);
+  CHECK_FALSE(schedule.due(1e-4));  // the trigger is met, but under 2 evaluations of work
+  schedule.add_work(5.0);
+  CHECK(schedule.due(1e-4));
+  schedule.evaluated(1e-4, false);  // refused: trigger 2.5e-5
+  schedule.add_work(79.0);
+  CHECK_FALSE(schedule.due(1e-4));
+  schedule.add_work(1.0);
+  CHECK(schedule.due(1e-4));        // the fallback does not grow with the work done
 }

@@ -14,7 +14,8 @@
 ///     μ = 0:  Ω*(−G) = 0 if max_j R°(G_j) ≤ λ (else +∞): A is rescaled by
 ///             θ = min(1, λ / max_j R°(G_j)) ∈ [0, 1], which keeps ℓ* finite           (G2)
 ///             (per class when the problem separates over classes: one-vs-rest or least
-///             squares with L1 or no penalty)
+///             squares with L1 or no penalty), after scaling down the samples under the
+///             violating rows alone (G3, `dual_objective`)
 ///
 /// A penalty without a dual norm (NoPenalty: R° = +∞ off 0) and μ = 0 gives θ = 0 and the gap
 /// F − D(0) = F: the unregularised problem has no finite certificate (it may have no minimiser).
@@ -69,6 +70,11 @@ namespace sparsemc {
 /// The floor of the relative gap's denominator: relative = gap / max(|F|, relative_gap_floor).
 inline constexpr double relative_gap_floor = 1e-12;
 
+/// Rounds of the per-sample rescaling (G3) in `dual_objective` (each one product XᵀD̃): on
+/// sector (d = 55,197, λ = 1e-4) the first round tightens the gap 10–40×, the second by a
+/// further third.
+inline constexpr int per_sample_rounds = 2;
+
 /// gap / max(|F|, floor), with a gap below 0 (rounding) counted as 0.
 [[nodiscard]] inline double relative_gap(double primal, double dual) noexcept {
   const double gap = primal - dual;
@@ -98,6 +104,8 @@ struct GapWorkspace {
   ClassVector<Scalar> row;
   Eigen::VectorXd class_sum, class_other;          ///< per-class sums, in double
   ClassVector<Scalar> class_scale, class_scale_other;  ///< per-class factors
+  Eigen::VectorXd row_dual;                        ///< R°(G_j) of every row (d)
+  Eigen::VectorXd sample_scale;                    ///< φ_i of (G3) (n)
 
   /// Sizes every buffer for n samples, d features and K classes (what a solver does once in its
   /// setup, so that its epochs stay allocation-free); S only when the caller has no scores.
@@ -106,6 +114,8 @@ struct GapWorkspace {
     A.resize(n, K);
     weighted.resize(n, K);
     G.resize(d, K);
+    row_dual.resize(d);
+    sample_scale.resize(n);
     row.resize(K);
     class_sum.resize(K);
     class_other.resize(K);
@@ -196,81 +206,139 @@ void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMa
   }
 }
 
-}  // namespace detail
 
-/// D(A) of (1) at per-sample dual vectors A (n × K, row i = a_i, unweighted), which must
-/// satisfy the intercept's constraint when `fit_intercept` (`duality_gap` makes its candidate
-/// feasible; a solver's own dual iterate must be). Applies (G1) or the rescaling (G2); leaves
-/// G = XᵀD̃ of the (rescaled) A in work.G.
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
-  requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
-double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
-                      ClassMatrixRef<Scalar> A, GapWorkspace<Scalar>& work) {
+/// G = XᵀD̃ with D̃_i = (c_i/n) a_i into work.G (and D̃ into work.weighted).
+template <RealScalar Scalar, StorageIndex Index, int Order>
+void dual_gradient(const Problem<Scalar, Index, Order>& problem, const ClassMatrix<Scalar>& A,
+                   GapWorkspace<Scalar>& work) {
   const Index n = problem.n_samples();
-  const Eigen::Index K = A.cols();
   const double inv_n = 1.0 / static_cast<double>(n);
-  // G(A) = Xᵀ D̃, D̃_i = (c_i/n) a_i.
-  work.weighted.resize(n, K);
+  work.weighted.resize(n, A.cols());
   for (Index i = 0; i < n; ++i) work.weighted.row(i) = (static_cast<Scalar>(inv_n) * problem.weight(i)) * A.row(i);
   weight_gradient(problem, work.weighted, work.G);
+}
 
-  // Ω*(−G) by (G1), or θ of (G2): dist(G_j, λB°) is the penalty's violation at a zero row.
-  work.row.setZero(K);
-  const std::span<const Scalar> zero(work.row.data(), static_cast<std::size_t>(K));
-  const double mu = static_cast<double>(penalty.mu);
-  double penalty_conjugate = 0.0;
-  // θ per class (all equal unless the problem separates over classes, see below).
+/// θ of (G2) into work.class_sum (per class, all equal unless the problem separates over
+/// classes), and R°(G_j) of every row into work.row_dual.
+template <class Loss, class Penalty, RealScalar Scalar>
+void rescaling(const Penalty& penalty, GapWorkspace<Scalar>& work) {
+  const Eigen::Index K = work.G.cols();
+  // When both the loss's dual domain and the penalty's dual constraint separate over classes
+  // (one-vs-rest or least squares with L1 or no penalty: |G_jk| ≤ λ entry by entry, dom ℓ* a
+  // product over classes), each class is rescaled by its own θ_k = min(1, λ / max_j R°(G_jk)):
+  // one slow class no longer holds back the others.
+  constexpr bool per_class = EntrywisePenalty<Penalty, Scalar> &&
+                             (Loss::dual_domain == DualDomain::signed_per_class ||
+                              Loss::dual_domain == DualDomain::whole_space);
+  Eigen::VectorXd& dual_norm = work.class_other;
+  dual_norm.setZero(K);
+  work.row_dual.resize(work.G.rows());
+  for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
+    const auto row = detail::const_row_span(work.G, j);
+    work.row_dual[j] = static_cast<double>(penalty.dual_norm(row));
+    if constexpr (per_class) {
+      for (Eigen::Index k = 0; k < K; ++k)
+        dual_norm[k] = std::max(dual_norm[k], static_cast<double>(penalty.dual_norm(row.subspan(k, 1))));
+    } else {
+      dual_norm[0] = std::max(dual_norm[0], work.row_dual[j]);
+    }
+  }
+  if constexpr (!per_class) dual_norm.setConstant(dual_norm[0]);
+  const double lambda = static_cast<double>(penalty.lambda);
   Eigen::VectorXd& theta = work.class_sum;
   theta.setOnes(K);
-  if (mu > 0.0) {
-    for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
-      const auto distance = static_cast<double>(penalty.violation(zero, detail::const_row_span(work.G, j)));
-      penalty_conjugate += distance * distance;
-    }
-    penalty_conjugate /= 2.0 * mu;
-  } else {
-    // (G2). When both the loss's dual domain and the penalty's dual constraint separate over
-    // classes (one-vs-rest or least squares with L1 or no penalty: |G_jk| ≤ λ entry by entry,
-    // dom ℓ* a product over classes), each class is rescaled by its own
-    // θ_k = min(1, λ / max_j R°(G_jk)) — one slow class no longer holds back the others.
-    constexpr bool per_class = EntrywisePenalty<Penalty, Scalar> &&
-                               (Loss::dual_domain == DualDomain::signed_per_class ||
-                                Loss::dual_domain == DualDomain::whole_space);
-    Eigen::VectorXd& dual_norm = work.class_other;
-    dual_norm.setZero(K);
-    for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
-      if constexpr (per_class) {
-        for (Eigen::Index k = 0; k < K; ++k)
-          dual_norm[k] = std::max(dual_norm[k], static_cast<double>(penalty.dual_norm(
-                                                    std::span<const Scalar>(&work.G(j, k), 1))));
-      } else {
-        dual_norm[0] = std::max(dual_norm[0],
-                                static_cast<double>(penalty.dual_norm(detail::const_row_span(work.G, j))));
-      }
-    }
-    if constexpr (!per_class) dual_norm.setConstant(dual_norm[0]);
-    const double lambda = static_cast<double>(penalty.lambda);
-    for (Eigen::Index k = 0; k < K; ++k)
-      if (dual_norm[k] > lambda) theta[k] = std::isinf(dual_norm[k]) ? 0.0 : lambda / dual_norm[k];
-  }
-  ClassVector<Scalar>& theta_scalar = work.class_scale;
-  theta_scalar = theta.template cast<Scalar>();
-  const bool scaled = (theta.array() < 1.0).any();
-  if (scaled) work.G *= theta_scalar.asDiagonal();
+  for (Eigen::Index k = 0; k < K; ++k)
+    if (dual_norm[k] > lambda) theta[k] = std::isinf(dual_norm[k]) ? 0.0 : lambda / dual_norm[k];
+}
 
-  // −(1/n) Σ_i c_i ℓ*(θ ⊙ a_i, y_i).
+/// −(1/n) Σ_i c_i ℓ*(θ ⊙ a_i, y_i), θ = work.class_sum.
+template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
+double conjugate_part(const Loss& loss, const Problem<Scalar, Index, Order>& problem, const ClassMatrix<Scalar>& A,
+                      GapWorkspace<Scalar>& work) {
+  const Eigen::Index K = A.cols();
+  ClassVector<Scalar>& theta = work.class_scale;
+  theta = work.class_sum.template cast<Scalar>();
+  const bool scaled = (theta.array() < Scalar(1)).any();
   double conjugates = 0.0;
-  for (Index i = 0; i < n; ++i) {
+  for (Index i = 0; i < problem.n_samples(); ++i) {
     const Scalar c = problem.weight(i);
     if (c == Scalar(0)) continue;
     std::span<const Scalar> a = detail::const_row_span(A, i);
     if (scaled) {
-      work.row = theta_scalar.cwiseProduct(A.row(i).transpose());
+      work.row = theta.cwiseProduct(A.row(i).transpose());
       a = std::span<const Scalar>(work.row.data(), static_cast<std::size_t>(K));
     }
     conjugates += static_cast<double>(c) * loss.conjugate(a, problem.y[static_cast<std::size_t>(i)]);
   }
-  return -conjugates * inv_n - penalty_conjugate;
+  return -conjugates / static_cast<double>(problem.n_samples());
+}
+
+/// The factors φ_i of (G3) into work.sample_scale from R°(G_j) = work.row_dual: the
+/// smallest λ / R°(G_j) over the rows j with x_ij ≠ 0 and λ < R°(G_j) < ∞ (1 when there is
+/// none), so that each violating row alone would be scaled back onto its constraint. Returns
+/// whether any φ_i < 1.
+template <RealScalar Scalar, StorageIndex Index, int Order>
+bool sample_factors(const Problem<Scalar, Index, Order>& problem, double lambda, GapWorkspace<Scalar>& work) {
+  const auto factor = [&](Eigen::Index j) {
+    const double dual_norm = work.row_dual[j];
+    return dual_norm > lambda && std::isfinite(dual_norm) ? lambda / dual_norm : 1.0;
+  };
+  work.sample_scale.setOnes(problem.n_samples());
+  for (Index outer = 0; outer < problem.X.outer_size(); ++outer) {
+    if constexpr (Order == Eigen::ColMajor) {
+      const double f = factor(outer);
+      if (f == 1.0) continue;
+      for (const auto [i, x] : problem.X.outer(outer))
+        if (x != Scalar(0)) work.sample_scale[i] = std::min(work.sample_scale[i], f);
+    } else {
+      for (const auto [j, x] : problem.X.outer(outer))
+        if (x != Scalar(0)) work.sample_scale[outer] = std::min(work.sample_scale[outer], factor(j));
+    }
+  }
+  return (work.sample_scale.array() < 1.0).any();
+}
+
+}  // namespace detail
+
+/// D(A) of (1) at per-sample dual vectors A (n × K, row i = a_i, unweighted), which must
+/// satisfy the intercept's constraint when `fit_intercept`. Applies (G1), or with μ = 0 the
+/// rescaling (G2) and then, while rows still violate, the per-sample rescaling
+///
+///     a_i ← φ_i a_i,   φ_i = min(1, min_{j: x_ij ≠ 0} λ / R°(G_j))                          (G3)
+///
+/// (followed by the intercept's correction and (G2) again): a row of a rare feature that
+/// violates its constraint shrinks only the few samples it touches instead of every a_i,
+/// which is what makes the certificate of wide data (d ≫ n, many rare features) tight.
+/// Every candidate is in dom ℓ* (0 is, and dom ℓ* is convex) and made feasible, so the
+/// largest of their D is returned. A is overwritten by the last candidate.
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+  requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
+double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
+                      ClassMatrix<Scalar>& A, bool fit_intercept, GapWorkspace<Scalar>& work) {
+  detail::dual_gradient(problem, A, work);
+  const double mu = static_cast<double>(penalty.mu);
+  if (mu > 0.0) {  // (G1): dist(G_j, λB°) is the penalty's violation at a zero row.
+    work.row.setZero(A.cols());
+    const std::span<const Scalar> zero(work.row.data(), static_cast<std::size_t>(A.cols()));
+    double penalty_conjugate = 0.0;
+    for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
+      const auto distance = static_cast<double>(penalty.violation(zero, detail::const_row_span(work.G, j)));
+      penalty_conjugate += distance * distance;
+    }
+    work.class_sum.setOnes(A.cols());
+    return detail::conjugate_part(loss, problem, A, work) - penalty_conjugate / (2.0 * mu);
+  }
+  detail::rescaling<Loss>(penalty, work);
+  double best = detail::conjugate_part(loss, problem, A, work);
+  const double lambda = static_cast<double>(penalty.lambda);
+  for (int round = 0; round < per_sample_rounds && detail::sample_factors(problem, lambda, work); ++round) {
+    A.array().colwise() *= work.sample_scale.template cast<Scalar>().array();
+    if (fit_intercept) detail::correct_for_intercept<Loss>(problem, A, work);
+    detail::dual_gradient(problem, A, work);
+    detail::rescaling<Loss>(penalty, work);
+    best = std::max(best, detail::conjugate_part(loss, problem, A, work));
+  }
+  return best;
 }
 
 namespace detail {
@@ -308,7 +376,7 @@ DualityGap duality_gap_at_scores(const Loss& loss, const Penalty& penalty, const
   DualityGap out;
   out.primal = detail::gradient_candidate(loss, problem, S, work.A) + penalty_part;
   if (fit_intercept) detail::correct_for_intercept<Loss>(problem, work.A, work);
-  out.dual = dual_objective(loss, penalty, problem, work.A, work);
+  out.dual = dual_objective(loss, penalty, problem, work.A, fit_intercept, work);
   return out;
 }
 

@@ -110,7 +110,7 @@ class BcdEngine {
         warm_started_(initial != nullptr),
         sample_gradients_(check_by_table ? static_cast<Eigen::Index>(n_) * stride() : 0),
         inside_(check_by_table ? blocks_ : 0, 0),
-        gap_cost_(columns_.nnz + static_cast<double>(n_)),
+        gap_cost_(gap_cost(columns_.nnz, n_, penalty.mu)),
         rng_(options.seed) {
     std::iota(all_rows_.begin(), all_rows_.end(), Index(0));
     // The certificate's work space is sized here, so epochs stay allocation-free.
@@ -257,6 +257,12 @@ class BcdEngine {
   /// within a bounded amount of wasted work, not only when the shrunk problem is solved
   /// (a design choice, one recheck per decade of progress, as SCD's recheck_factor).
   static constexpr double recheck_factor = 0.1;
+  /// The work of one gap evaluation in touched entries of X: the product XᵀD̃, once more per
+  /// round of the per-sample rescaling when μ = 0 (duality_gap.hpp, G3), and a pass over the n
+  /// samples.
+  static double gap_cost(double nnz, std::size_t n, double mu) {
+    return (mu > 0.0 ? 1.0 : 1.0 + per_sample_rounds) * nnz + static_cast<double>(n);
+  }
   /// Per-entry curvatures (one-vs-rest losses with an entrywise penalty) are floored at this
   /// fraction of the block's largest, max_k h_jk: an entry with no active margin (h_jk = 0,
   /// G_jk = 0) would otherwise take a step of 1/ε to zero. Empirical: on sector (OvR + L1,

@@ -354,7 +354,7 @@ DualityGap duality_gap(const Loss& loss, const DenseProblem<Scalar>& problem, do
     out.dual -= static_cast<double>(work.G.squaredNorm()) / (2.0 * mu);
   } else if (!work.G.isZero(0)) {
     work.A.setZero();
-    out.dual = dual_objective(loss, ridge, samples, work.A, work);
+    out.dual = dual_objective(loss, ridge, samples, work.A, intercept, work);
   }
   return out;
 }
