@@ -513,6 +513,80 @@ TEMPLATE_TEST_CASE("project_bi_simplex (PD-Sparse Algorithm 2): reference and KK
   }
 }
 
+TEMPLATE_TEST_CASE("group_soft_threshold_metric: optimality in the metric diag(h), brute force", "[prox][group]", float,
+                   double) {
+  using Scalar = TestType;
+  sparsemc::Rng rng(61);
+  for (const bool zero_sum : {false, true}) {
+    for (const std::size_t K : sizes) {
+      for (const Kind kind : all_kinds) {
+        for (int trial = 0; trial < trials_for(K); ++trial) {
+          const auto v = random_vector<Scalar>(rng, K, kind);
+          const RealVec y = to_real(v);
+          // Curvatures spread over four decades (BlockCD's block model), μ = 0 or not.
+          std::vector<Scalar> h(K);
+          for (auto& e : h) e = static_cast<Scalar>(std::pow(10.0, uniform(rng, -2, 2)));
+          Real mean = 0;
+          for (std::size_t k = 0; k < K; ++k) mean += h[k] * y[k] / static_cast<Real>(K);
+          if (!zero_sum) mean = 0;
+          Real a_norm = 0;  // ‖h ⊙ v − ν₀1‖
+          for (std::size_t k = 0; k < K; ++k) a_norm += (h[k] * y[k] - mean) * (h[k] * y[k] - mean);
+          a_norm = std::sqrt(a_norm);
+          const double lambda = static_cast<double>(a_norm) * uniform(rng, 0, 2);
+          const double mu = trial % 2 ? 0.0 : uniform(rng, 0, 1);
+          auto p = v;
+          prox::group_soft_threshold_metric(std::span<Scalar>(p), std::span<const Scalar>(h), lambda, mu, zero_sum);
+          const RealVec u = to_real(p);
+          Real u_norm = 0, u_sum = 0;
+          for (Real e : u) u_norm += e * e, u_sum += e;
+          u_norm = std::sqrt(u_norm);
+          const Real scale = a_norm + static_cast<Real>(lambda);
+          const Real tol = accuracy<Scalar>(K) * 100 * scale;
+          INFO("K " << K << " zero_sum " << zero_sum << " trial " << trial);
+          if (zero_sum) REQUIRE(std::abs(u_sum) <= tol * (1 + u_norm));
+          // 0 ∈ h ⊙ (u − v) + λ ∂‖u‖ + μu (+ ν1): u = 0 needs ‖h ⊙ v − ν₀1‖ ≤ λ; otherwise the
+          // gradient vanishes (up to a multiple of 1 on the hyperplane).
+          if (u_norm == 0) {
+            REQUIRE(a_norm <= static_cast<Real>(lambda) * (1 + 1e-5L));
+          } else {
+            RealVec g(K);
+            Real g_mean = 0;
+            for (std::size_t k = 0; k < K; ++k) {
+              g[k] = h[k] * (u[k] - y[k]) + lambda * u[k] / u_norm + mu * u[k];
+              g_mean += g[k] / static_cast<Real>(K);
+            }
+            for (std::size_t k = 0; k < K; ++k) REQUIRE(std::abs(g[k] - (zero_sum ? g_mean : 0)) <= tol);
+          }
+          // Brute force: no feasible point nearby has a smaller objective.
+          const auto objective = [&](const RealVec& w) {
+            Real value = 0, norm = 0;
+            for (std::size_t k = 0; k < K; ++k) {
+              value += 0.5L * h[k] * (w[k] - y[k]) * (w[k] - y[k]) + 0.5L * mu * w[k] * w[k];
+              norm += w[k] * w[k];
+            }
+            return value + lambda * std::sqrt(norm);
+          };
+          const Real best = objective(u);
+          for (int probe = 0; probe < 8; ++probe) {
+            RealVec w = u;
+            Real shift = 0;
+            for (auto& e : w) e += uniform(rng, -1e-2, 1e-2) * (std::abs(e) + 1e-3L), shift += e;
+            if (zero_sum)
+              for (auto& e : w) e -= shift / static_cast<Real>(K);
+            REQUIRE(objective(w) >= best - tol * (u_norm + 1));
+          }
+        }
+      }
+    }
+  }
+  SECTION("constant h without the constraint is (G1)") {
+    std::vector<double> v{3.0, 4.0}, h{2.0, 2.0};
+    prox::group_soft_threshold_metric(std::span<double>(v), std::span<const double>(h), 2.0, 0.0, false);
+    REQUIRE(v[0] == Approx(2.4));  // (1 − (λ/h)/‖v‖) v with λ/h = 1
+    REQUIRE(v[1] == Approx(3.2));
+  }
+}
+
 TEMPLATE_TEST_CASE("group_soft_threshold: closed form and optimality", "[prox][group]", float, double) {
   using Scalar = TestType;
   sparsemc::Rng rng(16);

@@ -20,10 +20,14 @@ namespace sparsemc {
 ///     Δ     = G_jᵀδ + P(W_j + δ) − P(W_j),   P = λR + (μ/2)‖·‖²
 ///     α ∈ {1, β, β², …} the first with F(W + αδe_jᵀ) − F(W) ≤ σ α Δ            (eq. 7)
 ///
-/// where G_j is the block gradient of the loss part (eq. 5). The objective difference is summed
-/// over supp(x_j) only (the other samples' scores do not move). Since W_j* minimises the
-/// quadratic model, Δ ≤ −L_j‖δ‖² < 0 and every accepted step decreases F: the objective is
-/// monotone. If no α ≤ β^max_backtracks passes (it only happens within rounding of a block's
+/// where G_j is the block gradient of the loss part (eq. 5). Tseng & Yun allow any positive
+/// definite model H_j in place of L_j I: with L1L2 the model is diag(h_j) (entries floored at
+/// 10⁻³ max_k h_jk), W_j* = argmin_u G_jᵀu + ½(u − W_j)ᵀH_j(u − W_j) + P(u), the group prox in
+/// that metric (prox/group_soft_threshold.hpp, G2), taken on Σ_k u_k = 0 for losses invariant
+/// to a shift of all scores; with OvrSquaredHinge and an entrywise penalty, each entry's own
+/// h_jk. The objective difference is summed over supp(x_j) only (the other samples' scores do
+/// not move). Since W_j* minimises the model, Δ ≤ −δᵀH_jδ < 0 and every accepted step
+/// decreases F: the objective is monotone. If no α ≤ β^max_backtracks passes (it only happens within rounding of a block's
 /// optimum), the block is left unchanged for this epoch.
 ///
 /// \code

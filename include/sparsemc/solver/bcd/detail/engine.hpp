@@ -32,6 +32,8 @@
 #include "../../../loss/ovr_squared_hinge.hpp"
 #include "../../../model/linear_model.hpp"
 #include "../../../penalty/concepts.hpp"
+#include "../../../penalty/l1l2.hpp"
+#include "../../../prox/group_soft_threshold.hpp"
 #include "../../certificate_schedule.hpp"
 #include "../../duality_gap.hpp"
 #include "../../solver_base.hpp"
@@ -71,6 +73,12 @@ class BcdEngine {
   // positive diagonal; the line search keeps the descent), as LIBLINEAR's CDN does.
   static constexpr bool per_entry_curvature =
       line_search && std::same_as<Loss, OvrSquaredHinge> && EntrywisePenalty<Penalty, Scalar>;
+  // With the group penalty (L1L2), the block model takes the diagonal h_j itself as its metric
+  // (prox/group_soft_threshold.hpp, G2) instead of max_k h_jk: on text data a feature's own
+  // class has curvature ~m times the others' (m active margins), so the single constant held
+  // the other classes' entries to steps m times too short. On sector (λ = 1e-4) it certifies
+  // in 409 epochs where max_k h_jk had not after 1000.
+  static constexpr bool diagonal_metric = line_search && std::same_as<Penalty, L1L2>;
 
   /// The caches at W = 0, b = 0, the measures v_0 of every λ from them, then the warm start
   /// (`initial`, same d and K) if any.
@@ -99,6 +107,7 @@ class BcdEngine {
         G_(ClassVector<Scalar>::Zero(stride())),
         H_(ClassVector<Scalar>::Zero(stride())),
         delta_(ClassVector<Scalar>::Zero(stride())),
+        metric_(K_),
         w_star_(K_),
         w_try_(K_),
         zero_row_(ClassVector<Scalar>::Zero(K_)),
@@ -617,6 +626,18 @@ class BcdEngine {
         const Scalar step = Scalar(1) / std::max(H_[k], floor);
         w_star_[k] = penalty_.prox_entry(w_now[k] - step * G_[k], step);
       }
+    } else if constexpr (diagonal_metric) {
+      // The block model's own diagonal h_j (floored as above). A loss invariant to adding a
+      // constant to every score (dual domain a shifted simplex) has no curvature along 1: the
+      // model's minimiser is taken on Σ_k w_k = 0, where every optimal row lies; without the
+      // constraint the rows drift along 1, held back only by λ, and the solve stalls.
+      const Scalar floor = std::max(search_.epsilon, Scalar(relative_entry_floor) * h_max);
+      for (Eigen::Index k = 0; k < K_; ++k) {
+        metric_[k] = std::max(H_[k], floor);
+        w_star_[k] = w_now[k] - G_[k] / metric_[k];
+      }
+      prox::group_soft_threshold_metric(span_of(w_star_), cspan_of(metric_), lambda_, static_cast<double>(penalty_.mu),
+                                        Loss::dual_domain == DualDomain::shifted_simplex);
     } else {
       const Scalar step = Scalar(1) / h_max;
       w_star_ = w_now - step * G_.head(K_);
@@ -736,6 +757,7 @@ class BcdEngine {
   ClassVector<Scalar> b_;
   // G, H and δ are `stride` long for the kernel (zero past K); the rest are K long.
   ClassVector<Scalar> G_, H_, delta_;
+  ClassVector<Scalar> metric_;          // the block model's diagonal (diagonal_metric)
   ClassVector<Scalar> w_star_, w_try_;  // W_j* (the full step) and W_j + αδ (a backtracking trial)
   ClassVector<Scalar> zero_row_;
   LineSearch search_;
