@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <string>
@@ -30,6 +31,16 @@ inline std::vector<SkipRecord>& skip_records() {
 /// Whether this is the sanitizer run (SPARSEMC_SANITIZER_RUN set by the asan test preset), which
 /// skips what it has no time for.
 inline bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
+
+/// The shared real data sets: ../shared/data beside the repository (SPARSEMC_SHARED_DATA, set
+/// by tests/CMakeLists.txt), or the directory the environment variable of the same name names —
+/// `SPARSEMC_SHARED_DATA=/nonexistent ctest` shows what a clone without the data skips.
+#ifdef SPARSEMC_SHARED_DATA
+inline std::filesystem::path shared_data() {
+  const char* overridden = std::getenv("SPARSEMC_SHARED_DATA");
+  return overridden != nullptr ? std::filesystem::path(overridden) : std::filesystem::path(SPARSEMC_SHARED_DATA);
+}
+#endif
 
 inline void record_skip(const std::string& reason, bool whole_case) {
   skip_records().push_back({Catch::getResultCapture().getCurrentTestName(), reason, whole_case});

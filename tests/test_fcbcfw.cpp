@@ -586,7 +586,7 @@ TEST_CASE("fcbcfw: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", 
 }
 
 TEST_CASE("fcbcfw: multilabel bibtex converges and reports precision@k", "[fcbcfw][multilabel][external]") {
-  const std::string dir = std::string(SPARSEMC_SHARED_DATA) + "/multilabel/";
+  const std::string dir = (sparsemc_test::shared_data() / "multilabel").string() + "/";
   if (!std::filesystem::exists(dir + "bibtex.train")) SPARSEMC_SKIP(dir << "bibtex.train not found (shared data absent)");
   if (sanitizer_run()) SPARSEMC_SKIP("bibtex is too large for a sanitizer run");
   const auto train = read_text<float>(dir + "bibtex.train");

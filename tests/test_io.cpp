@@ -718,7 +718,7 @@ TEST_CASE("the shipped dna.scale / dna.scale.t read and round-trip", "[io][data]
 }
 
 TEST_CASE("every file of ../shared/data reads with its README figures and round-trips", "[io][data][external]") {
-  const fs::path root(SPARSEMC_SHARED_DATA);
+  const fs::path root = sparsemc_test::shared_data();
   const fs::path readme = root / "README.md";
   if (!fs::exists(readme))
     SPARSEMC_SKIP(root.string() << " is absent (the shared real datasets are not on this machine)");
