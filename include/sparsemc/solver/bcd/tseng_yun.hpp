@@ -27,8 +27,8 @@ namespace sparsemc {
 /// to a shift of all scores; with OvrSquaredHinge and an entrywise penalty, each entry's own
 /// h_jk. The objective difference is summed over supp(x_j) only (the other samples' scores do
 /// not move). Since W_j* minimises the model, Δ ≤ −δᵀH_jδ < 0 and every accepted step
-/// decreases F: the objective is monotone. If no α ≤ β^max_backtracks passes (it only happens within rounding of a block's
-/// optimum), the block is left unchanged for this epoch.
+/// decreases F: the objective is monotone. If no α ≤ β^max_backtracks passes (it only happens
+/// within rounding of a block's optimum), the block is left unchanged for this epoch.
 ///
 /// \code
 ///   sparsemc::BlockCD<sparsemc::SquaredHinge, sparsemc::L1L2, sparsemc::TsengYun> solver(
