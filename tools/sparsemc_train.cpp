@@ -91,6 +91,8 @@ nlohmann::json fit_json(const Result<Scalar>& r, const FitSettings& s, double to
   j["nnz"] = r.info.nnz;
   j["nnz_rows"] = r.info.nnz_rows;
   j["train_seconds"] = r.info.seconds;
+  j["gap_evaluations"] = r.info.gap_evaluations;
+  j["gap_seconds"] = r.info.gap_seconds;
   if (test) add_test_json(j, *test);
   if (heldout) {
     nlohmann::json h;
@@ -112,6 +114,16 @@ inline std::string certificate_line(const SolverInfo& info, double tol) {
   return os.str();
 }
 
+/// ", of which X s (Y %) in N duality gap evaluations", when the solver evaluated any.
+inline std::string gap_time(const SolverInfo& info) {
+  if (info.gap_evaluations == 0) return {};
+  std::ostringstream os;
+  os << std::setprecision(3) << ", of which " << info.gap_seconds << " s ("
+     << 100.0 * info.gap_seconds / std::max(info.seconds, 1e-12) << " %) in " << info.gap_evaluations
+     << " duality gap evaluations";
+  return os.str();
+}
+
 /// The text report of one fit (what the README's main job shows).
 template <class Scalar>
 void print_summary(std::ostream& out, const Result<Scalar>& r, const FitSettings& s, double tol,
@@ -125,7 +137,7 @@ void print_summary(std::ostream& out, const Result<Scalar>& r, const FitSettings
       << certificate_line(info, tol) << '\n'
       << "nonzero feature rows " << info.nnz_rows << " of " << r.model.n_features() << "  (nonzero weights " << info.nnz
       << ")\n"
-      << std::setprecision(4) << "train time " << info.seconds << " s\n";
+      << std::setprecision(4) << "train time " << info.seconds << " s" << gap_time(info) << '\n';
   if (heldout) out << "held-out " << describe(*heldout) << '\n';
   if (test) out << "test " << describe(*test) << '\n';
 }
@@ -706,7 +718,8 @@ int main(int argc, char** argv) {
                wrap("print one JSON object on stdout instead of text: solver, loss, penalty, lambda, mu, status, "
                     "epochs, objective, duality_gap (F - D, an upper bound on F - F*), relative_gap (the gap "
                     "over |F|; status converged means relative_gap <= tol), tol (in effect), measure_name, "
-                    "measure (the solver's own diagnostic), nnz, nnz_rows, train_seconds, and test_accuracy "
+                    "measure (the solver's own diagnostic), nnz, nnz_rows, train_seconds, gap_evaluations and "
+                    "gap_seconds (the certificate's evaluations and their share of train_seconds), and test_accuracy "
                     "with --test; duality_gap and relative_gap are null when not finite, and gap_note then says "
                     "why (no finite certificate: no penalty with mu = 0; not evaluated) (with --path: also lambda_max and 'path', one object per lambda; with "
                     "--lambda-grid: 'grid', one object per lambda with its held-out score) (default: text)"));

@@ -184,7 +184,8 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
     intercept_ : ndarray, shape (n_classes,)
     classes_ : ndarray of the labels (multilabel: 0..n_labels-1)
     n_features_in_, n_iter_ : epochs run, duality_gap_, relative_gap_, objective_, status_
-        ("converged" means relative_gap_ <= tol), solver_ (the solver that ran).
+        ("converged" means relative_gap_ <= tol), solver_ (the solver that ran), fit_seconds_ and
+        gap_seconds_ (the part of it spent evaluating the duality gap).
 
     Example
     -------
@@ -411,6 +412,7 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
         self.status_ = result["status_name"]
         self.solver_ = result["solver"]
         self.fit_seconds_ = float(result["seconds"])
+        self.gap_seconds_ = float(result.get("gap_seconds", 0.0))
         self._provenance = {key: result[key] for key in ("loss", "penalty", "solver", "lambda", "mu", "status")}
 
     # -- predict -----------------------------------------------------------------------------

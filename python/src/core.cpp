@@ -211,6 +211,7 @@ py::dict result_to_python(const Result<Scalar>& r) {
   out["epochs"] = i.epochs, out["objective"] = i.objective, out["duality_gap"] = i.duality_gap;
   out["relative_gap"] = i.relative_gap, out["measure_name"] = i.measure_name, out["measure"] = i.measure;
   out["nnz"] = i.nnz, out["nnz_rows"] = i.nnz_rows, out["seconds"] = i.seconds;
+  out["gap_evaluations"] = i.gap_evaluations, out["gap_seconds"] = i.gap_seconds;
   return out;
 }
 

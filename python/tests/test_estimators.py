@@ -93,6 +93,7 @@ def test_ridge_logistic_is_not_zero(dna):
     X, y, X_test, y_test = dna
     clf = SparseLogisticRegression(penalty="none", l2=1e-3, fit_intercept=False).fit(X, y)
     assert clf.status_ == "converged" and clf.relative_gap_ <= 1e-3
+    assert 0 < clf.gap_seconds_ <= clf.fit_seconds_  # the certificate was evaluated, its time is part of the fit
     assert clf.coef_.nnz > 0
     P = clf.predict_proba(X_test)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)

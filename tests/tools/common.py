@@ -106,6 +106,11 @@ def check_certificate(t, obj, where, tol=DEFAULT_TOL):
             f"{where}: relative_gap = duality_gap / |F| >= 0", f"gap {gap} relative {rel} F {F}")
     if obj.get("status") == "converged":
         t.check(rel <= tol, f"{where}: status converged implies relative_gap <= tol {tol}", f"relative_gap {rel}")
+    if "gap_evaluations" in obj:  # a fit (eval's objects have no solve): the certificate's cost
+        n, seconds = obj["gap_evaluations"], obj.get("gap_seconds")
+        t.check(isinstance(n, int) and n >= 1 and isinstance(seconds, (int, float))
+                and 0 <= seconds <= obj["train_seconds"],
+                f"{where}: >= 1 gap evaluation, its time within train_seconds", f"{n!r} {seconds!r}")
     return rel
 
 

@@ -17,7 +17,8 @@ model = os.path.join(a.work, "json.model")
 
 TRAIN_FIELDS = {"solver": str, "loss": str, "penalty": str, "lambda": float, "mu": float, "status": str,
                 "epochs": int, "objective": float, "duality_gap": float, "relative_gap": float, "tol": float,
-                "measure_name": str, "measure": float, "nnz": int, "nnz_rows": int, "train_seconds": float}
+                "measure_name": str, "measure": float, "nnz": int, "nnz_rows": int, "train_seconds": float,
+                "gap_evaluations": int, "gap_seconds": float}
 STATUSES = {"converged", "max_iter", "time_limit", "stopped_by_callback", "numerical_issue"}
 
 

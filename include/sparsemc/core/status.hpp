@@ -46,6 +46,10 @@ struct SolverInfo {
   std::int64_t nnz = 0;       ///< nonzero weights in W
   std::int64_t nnz_rows = 0;  ///< nonzero feature rows of W
   double seconds = 0.0;       ///< wall-clock time of the solve
+  /// Duality gap evaluations during the solve (the returned model's included) and their
+  /// wall-clock time, part of `seconds`: what the certificate cost.
+  std::int64_t gap_evaluations = 0;
+  double gap_seconds = 0.0;
 };
 
 }  // namespace sparsemc

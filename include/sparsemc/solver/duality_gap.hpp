@@ -56,8 +56,11 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
+#include "../core/status.hpp"
+#include "../core/stopwatch.hpp"
 #include "../core/traits.hpp"
 #include "../data/problem.hpp"
 #include "../loss/concepts.hpp"
@@ -93,6 +96,26 @@ struct DualityGap {
   }
   /// gap / max(|F|, 10⁻¹²): the quantity `tol` bounds for `converged`.
   [[nodiscard]] double relative() const noexcept { return sparsemc::relative_gap(primal, dual); }
+};
+
+/// What the certificate costs a solve: its evaluations and their wall-clock seconds, reported
+/// as SolverInfo's gap_evaluations and gap_seconds. `timed` runs and counts one evaluation.
+struct GapCost {
+  std::int64_t evaluations = 0;
+  double seconds = 0.0;
+
+  template <class Evaluate>
+  DualityGap timed(Evaluate&& evaluate) {
+    const Stopwatch watch;
+    const DualityGap gap = std::forward<Evaluate>(evaluate)();
+    seconds += watch.seconds();
+    ++evaluations;
+    return gap;
+  }
+  void record_into(SolverInfo& info) const noexcept {
+    info.gap_evaluations = evaluations;
+    info.gap_seconds = seconds;
+  }
 };
 
 /// Work space of the gap: the scores S, the dual vectors A (n × K), the weighted D̃ and

@@ -184,6 +184,7 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
       if (status == Status::max_iter && certificate.relative() <= options_.tol) status = Status::converged;
       SolverInfo info = engine.info(status);
       info.seconds = clock.seconds();
+      engine.gap_spent().record_into(info);
       Result<Scalar> result = detail::finish_result<Loss>(std::move(model), name, engine.penalty(), engine.bias(),
                                                           certificate, std::move(info));
       notify_end(result.info, callbacks...);

@@ -144,6 +144,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
     SolverInfo info = engine.info(status);
     const DualityGap certificate = engine.returned_certificate(info.objective);
     info.seconds = clock.seconds();
+    engine.gap_spent().record_into(info);
     Result<Scalar> result =
         detail::finish_result<Loss, Penalty, Scalar>(make_model(), name, penalty_, engine.bias(), certificate, info);
     if (constrained || std::isnan(certificate.primal)) {  // (8) is certified by its KKT residual; (1)'s gap does not apply

@@ -117,6 +117,7 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
     const DualityGap certificate = engine.returned_certificate();
     SolverInfo info = engine.info(status);
     info.seconds = clock.seconds();
+    engine.gap_spent().record_into(info);
     Result<Scalar> result =
         detail::finish_result<Loss, Penalty>(make_model(), name, penalty_, engine.bias(), certificate, std::move(info));
     notify_end(result.info, callbacks...);

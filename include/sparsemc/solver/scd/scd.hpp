@@ -159,6 +159,7 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
     if (status == Status::max_iter && certificate.relative() <= options_.tol) status = Status::converged;
     SolverInfo info = engine.info(status);
     info.seconds = clock.seconds();
+    engine.gap_cost().record_into(info);
     if (options_.verbose)
       std::cerr << name << ": " << engine.gap_cost().evaluations << " duality gap evaluations, "
                 << engine.gap_cost().seconds << " s of " << info.seconds << " s\n";

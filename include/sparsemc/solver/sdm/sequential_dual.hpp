@@ -139,6 +139,7 @@ class SequentialDual
       Engine<Scalar, Index> engine(problem, static_cast<double>(penalty_.mu), options_, labels);
       SolverInfo info = engine.solve(callbacks...);
       const DualityGap certificate = engine.final_certificate();
+      engine.gap_spent().record_into(info);
       engine.release_dual();  // the model is built next: α and the class lists are done
       if (info.status == Status::max_iter && certificate.relative() <= options_.tol) info.status = Status::converged;
       Result<Scalar> result =
@@ -213,7 +214,7 @@ class SequentialDual
         const double full_violation = full_pass ? violation : std::numeric_limits<double>::infinity();
         bool certified = false;
         if (schedule.due(full_violation)) {
-          const DualityGap gap = certificate();
+          const DualityGap gap = gap_spent_.timed([&] { return certificate(); });
           last_gap_ = {epoch, gap};
           report.objective = gap.primal;
           report.relative_gap = gap.relative();
@@ -242,8 +243,11 @@ class SequentialDual
 
     /// The certificate at the returned pair: the last epoch's if it evaluated one.
     [[nodiscard]] DualityGap final_certificate() {
-      return last_gap_.first == epochs_ ? last_gap_.second : certificate();
+      return last_gap_.first == epochs_ ? last_gap_.second : gap_spent_.timed([&] { return certificate(); });
     }
+
+    /// The gap evaluations and their time.
+    [[nodiscard]] const GapCost& gap_spent() const noexcept { return gap_spent_; }
 
     /// F(W) and D(α) of (1) at the current pair: one pass over X for the scores, O(dK) for ‖W‖².
     [[nodiscard]] DualityGap certificate() {
@@ -444,6 +448,7 @@ class SequentialDual
     std::vector<Scalar> moved_by_;
     ClassVector<Scalar> scores_;
     std::pair<std::int64_t, DualityGap> last_gap_{-1, {}};  ///< (epoch, gap) of the last evaluation
+    GapCost gap_spent_;
     std::int64_t epochs_ = 0;
     double epoch_work_ = 0.0;  ///< Σ nnz(x_i)·(active classes) over this epoch's visits
   };

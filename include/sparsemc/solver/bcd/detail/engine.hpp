@@ -148,6 +148,7 @@ class BcdEngine {
     // The cheap measure first asks for the gap at tol·v_0 (or the floor), the old stop.
     schedule_ = CertificateSchedule(std::max(options_.tol * reference, noise_floor_) / scale_, gap_cost_);
     epoch_ = 0;
+    gap_spent_ = {};
     measure_ = std::numeric_limits<double>::quiet_NaN();
     update_objective();
     if (!std::isfinite(F_) || !std::isfinite(reference)) return Status::numerical_issue;
@@ -234,9 +235,8 @@ class BcdEngine {
   /// The certificate at the returned model, from scores recomputed exactly (for every status
   /// but a numerical issue, whose certificate is F alone).
   [[nodiscard]] DualityGap returned_certificate(Status status, const LinearModel<Scalar>& model) {
-    return status == Status::numerical_issue
-               ? DualityGap{F_, std::numeric_limits<double>::quiet_NaN()}
-               : sparsemc::duality_gap(loss_, penalty_, problem_, model, gap_work_);
+    if (status == Status::numerical_issue) return DualityGap{F_, std::numeric_limits<double>::quiet_NaN()};
+    return gap_spent_.timed([&] { return sparsemc::duality_gap(loss_, penalty_, problem_, model, gap_work_); });
   }
 
   /// The information block of the current λ: the epochs, F and the last measure.
@@ -249,6 +249,8 @@ class BcdEngine {
   }
 
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
+  /// The gap evaluations of the current λ and their time.
+  [[nodiscard]] const GapCost& gap_spent() const noexcept { return gap_spent_; }
   /// The penalty at the current λ (for the model's provenance).
   [[nodiscard]] const Penalty& penalty() const noexcept { return penalty_; }
   /// The warm start's bias feature (−1 without a warm start), for the model's provenance.
@@ -731,8 +733,10 @@ class BcdEngine {
   /// The certificate (solver/duality_gap.hpp) at the cached scores, with the penalty part of
   /// the last update_objective(): one O(nnz(X)·K) pass.
   DualityGap certificate() {
-    return duality_gap_at_scores(loss_, penalty_, problem_, ClassMatrixRef<Scalar>(state_.scores_matrix()),
-                                 penalty_part_, intercept_, gap_work_);
+    return gap_spent_.timed([&] {
+      return duality_gap_at_scores(loss_, penalty_, problem_, ClassMatrixRef<Scalar>(state_.scores_matrix()),
+                                   penalty_part_, intercept_, gap_work_);
+    });
   }
 
   [[nodiscard]] bool certifies(const DualityGap& gap) const { return gap.relative() <= options_.tol; }
@@ -776,6 +780,7 @@ class BcdEngine {
   std::vector<char> inside_;
   GapWorkspace<Scalar> gap_work_;
   double gap_cost_;  // the work of one gap evaluation, nnz(X) + n
+  GapCost gap_spent_;  // the current λ's evaluations and their time
   Rng rng_;          // the block order
   std::vector<std::size_t> active_;
   // The current λ and its solve.

@@ -311,6 +311,9 @@ class FbpdEngine {
     return LinearModel<Scalar>(W_out(), intercept_ ? b_out() : ClassVector<Scalar>(), labels_);
   }
 
+  /// The gap evaluations of (1) and their time.
+  [[nodiscard]] const GapCost& gap_spent() const noexcept { return gap_spent_; }
+
   /// The information block at the returned model: F of (1) through the shared loss evaluation,
   /// then g; the epochs and the last measure.
   [[nodiscard]] SolverInfo info(Status status) {
@@ -883,9 +886,12 @@ class FbpdEngine {
     if constexpr (constrained) {
       return {};
     } else if constexpr (exact_hinge) {
-      return {F_here, free_gap_ ? dual_value(sums_.off_mass, G_out()) : dual_with_intercept()};
+      return gap_spent_.timed([&] {
+        return DualityGap{F_here, free_gap_ ? dual_value(sums_.off_mass, G_out()) : dual_with_intercept()};
+      });
     } else {
-      return sparsemc::duality_gap(loss_, penalty_, problem_, W_out(), b_out(), intercept_, work_);
+      return gap_spent_.timed(
+          [&] { return sparsemc::duality_gap(loss_, penalty_, problem_, W_out(), b_out(), intercept_, work_); });
     }
   }
 
@@ -1068,6 +1074,7 @@ class FbpdEngine {
   double F_ = 0.0;               // F at the measured point
   double measure_ = std::numeric_limits<double>::quiet_NaN();
   std::int64_t epoch_ = 0;
+  GapCost gap_spent_;
   DualityGap certificate_;       // at the returned point once certificate_epoch_ == epoch_
   std::int64_t certificate_epoch_ = -1;
   GapSchedule schedule_;

@@ -344,8 +344,10 @@ class Engine {
   }
 
   /// The exact primal parts, D(α) and the gap at the end of `epoch`, into info_ and the
-  /// certificate; restarts the work count. Returns false on a non-finite F or D.
+  /// certificate; restarts the work count; counts the evaluation and its time in info_.
+  /// Returns false on a non-finite F or D.
   bool evaluate_gap(std::int64_t epoch) {
+    const Stopwatch watch;
     const PrimalParts p = primal();
     checks_.check_work = scores_.take_scanned();
     checks_.work = 0;
@@ -362,6 +364,8 @@ class Engine {
     info_.measure = checks_.gap;
     info_.nnz = p.nnz;
     info_.nnz_rows = p.nnz_rows;
+    ++info_.gap_evaluations;
+    info_.gap_seconds += watch.seconds();
     return std::isfinite(info_.objective) && std::isfinite(dual);
   }
 

@@ -71,7 +71,7 @@ class FistaEngine {
     work_.reserve(problem.n_samples(), problem.n_features(), K_, /*with_scores=*/false);
     set_initial_step();
     measure_reference();
-    if (warm_) load_warm_start(*initial);
+    if (initial != nullptr) load_warm_start(*initial);
     F_ = f_Y_ + penalty_value(penalty_, st_.W);
     nnz_rows_ = nonzero_rows(st_.W);
   }
@@ -150,6 +150,9 @@ class FistaEngine {
     if (gap_epoch_ != epoch_) gap_ = certificate();
     return gap_;
   }
+
+  /// The gap evaluations and their time.
+  [[nodiscard]] const GapCost& gap_spent() const noexcept { return gap_spent_; }
 
   /// The information block: the iterations, F and, as the measure, the exact gradient mapping
   /// ‖G_L(W)‖/‖G_{L₀}(0)‖ (2) at the returned W with the last L (NaN when F is not finite).
@@ -337,8 +340,10 @@ class FistaEngine {
 
   /// The duality gap of (1) at W_k with its exact scores st_.S (solver/duality_gap.hpp).
   DualityGap certificate() {
-    return duality_gap_at_scores(loss_, penalty_, problem_, st_.S, penalty_value(penalty_, st_.W),
-                                 options_.fit_intercept, work_);
+    return gap_spent_.timed([&] {
+      return duality_gap_at_scores(loss_, penalty_, problem_, st_.S, penalty_value(penalty_, st_.W),
+                                   options_.fit_intercept, work_);
+    });
   }
 
   const Problem<Scalar, Index, Order>& problem_;
@@ -361,6 +366,7 @@ class FistaEngine {
   double reference_ = 0.0;
   double scale_ = 1.0;
   std::int64_t epoch_ = 0;
+  GapCost gap_spent_;
   double F_ = 0.0;
   double measure_ = std::numeric_limits<double>::quiet_NaN();  // of the last iteration
   std::int64_t nnz_rows_ = 0;

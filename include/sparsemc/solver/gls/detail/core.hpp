@@ -381,22 +381,22 @@ class GapCertifier {
         mu_ > 0.0 ? static_cast<double>(G.topRows(d).squaredNorm()) / (2.0 * mu_ * std::max(std::abs(F), relative_gap_floor))
                   : std::numeric_limits<double>::infinity();
     if (!force && !schedule_.due(epoch, estimate)) return false;
-    gap_ = duality_gap(loss_, problem_, mu_, W, S, intercept_, work_);
+    gap_ = spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_); });
     epoch_ = epoch;
     relative = gap_.relative();
     const bool certified = relative <= tol_;
     schedule_.evaluated(epoch, estimate, certified);
-    ++evaluations_;
     return certified;
   }
 
   /// The last certificate and the epoch of the W it is for (−1: none yet).
   [[nodiscard]] const DualityGap& last() const noexcept { return gap_; }
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
-  [[nodiscard]] std::int64_t evaluations() const noexcept { return evaluations_; }
+  /// The evaluations and their time (the epilogue's included).
+  [[nodiscard]] const GapCost& spent() const noexcept { return spent_; }
   /// The certificate at a W whose scores the caller recomputes (the epilogue).
   DualityGap at(const ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& S) {
-    return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_);
+    return spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_); });
   }
 
  private:
@@ -409,7 +409,7 @@ class GapCertifier {
   GapWorkspace<Scalar> work_;
   DualityGap gap_;
   std::int64_t epoch_ = -1;
-  std::int64_t evaluations_ = 0;
+  GapCost spent_;
 };
 
 /// The stop test of a Stagewise block (its own problem, not (1)): the relative gradient norm.

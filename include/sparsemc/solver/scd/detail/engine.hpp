@@ -26,7 +26,6 @@
 #include "../../../core/callbacks.hpp"
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
-#include "../../../core/stopwatch.hpp"
 #include "../../../core/traits.hpp"
 #include "../../../data/problem.hpp"
 #include "../../../model/linear_model.hpp"
@@ -75,12 +74,6 @@ struct ScdAveragingHistory {
   std::int64_t held_since = 1;
   double gradient_sum = 0.0;
   double weight_sum = 0.0;
-};
-
-/// What the duality gaps cost, for the verbose summary.
-struct ScdGapCost {
-  std::int64_t evaluations = 0;
-  double seconds = 0.0;
 };
 
 /// One SCD solve of `problem`: the constructor sets up the start point and the coordinates;
@@ -209,7 +202,7 @@ class ScdEngine {
 
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
   [[nodiscard]] const DualityGap& certificate() const noexcept { return certificate_; }
-  [[nodiscard]] const ScdGapCost& gap_cost() const noexcept { return gap_cost_; }
+  [[nodiscard]] const GapCost& gap_cost() const noexcept { return gap_cost_; }
   /// The warm start's bias feature (−1 without a warm start), for the model's provenance.
   [[nodiscard]] double bias() const noexcept { return bias_; }
 
@@ -432,17 +425,14 @@ class ScdEngine {
   // ---- the certificate: the duality gap of (1) ----------------------------------------------
 
   /// The gap at `point` (mirrored first), from scratch (scores X W + 1bᵀ), or at the point's
-  /// `scores` when the caller has them. Timed for the verbose summary.
+  /// `scores` when the caller has them. Timed (SolverInfo::gap_seconds).
   DualityGap gap_at(Point& point, const ClassMatrix<Scalar>* scores) {
-    const Stopwatch watch;
-    mirror_columns(point);
-    const DualityGap gap =
-        scores != nullptr ? duality_gap_at_scores(loss_, penalty_, problem_, *scores, penalty_value(penalty_, point.W),
-                                                  intercept_, gap_work_)
-                          : duality_gap(loss_, penalty_, problem_, point.W, point.b, intercept_, gap_work_);
-    gap_cost_.seconds += watch.seconds();
-    ++gap_cost_.evaluations;
-    return gap;
+    return gap_cost_.timed([&] {
+      mirror_columns(point);
+      return scores != nullptr ? duality_gap_at_scores(loss_, penalty_, problem_, *scores,
+                                                       penalty_value(penalty_, point.W), intercept_, gap_work_)
+                               : duality_gap(loss_, penalty_, problem_, point.W, point.b, intercept_, gap_work_);
+    });
   }
 
   /// The point returned and certified: the current iterate, or RDA's average w̄ (Theorem 3.2)
@@ -800,7 +790,7 @@ class ScdEngine {
   GapSchedule schedule_;
   DualityGap certificate_;              // the last evaluation …
   std::int64_t certificate_epoch_ = -1;  // … and the epoch of the iterate it certifies
-  ScdGapCost gap_cost_;
+  GapCost gap_cost_;
   // Algorithms 1 and 2.
   std::vector<ScdViolationGroup> violation_;  // per group
   double scale_ = 1.0;                     // V(0), or 1 when it is 0
