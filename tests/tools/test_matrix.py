@@ -18,10 +18,11 @@ Solvers of other problems (the table's "certifies": false — fbpd-epi, gls-cal,
 listed as not in the matrix with what they stop on; a combination a solver refuses by a
 requirement of its own (exit 1, e.g. fcbcfw's mu > 0) is listed with the tool's message.
 Known shortfalls of a solver at its defaults are reported as expected failures (XFAIL, with
-the reason; they do not fail the test, an unexpected pass says so): scd-rda (O(1/sqrt t), the
-Crammer-Singer subgradient dual point is not tight, and the default step diverges for the
-squared losses: docs/scd.md) and BlockCD's default budget of 1000 epochs on some mu = 0
-problems (docs/bcd.md). A final line counts combinations, skips and expected failures.
+the reason; they do not fail the test, an unexpected pass says so): scd-rda (O(1/sqrt t), and
+the Crammer-Singer subgradient dual point is not tight; its step diverged for the squared
+losses, which the tools therefore do not register for it: docs/scd.md) and BlockCD's default
+budget of 1000 epochs on some mu = 0 problems (docs/bcd.md). A final line counts combinations,
+skips and expected failures.
 """
 
 import math
@@ -139,6 +140,10 @@ for spec in listing["solvers"]:
                                     f"{where}: no certificate, 'converged' only at F = 0", f"{obj['status']} F {F_numpy}")
                             continue
                         gap, rel = obj.get("duality_gap"), obj.get("relative_gap")
+                        t.check(obj.get("gap_evaluations", 0) >= 1
+                                and 0 <= obj.get("gap_seconds", -1) <= obj["train_seconds"],
+                                f"{where}: the certificate's evaluations counted and timed",
+                                f"{obj.get('gap_evaluations')} in {obj.get('gap_seconds')} s")
                         certified = obj["status"] == "converged" and isinstance(rel, (int, float)) and rel <= TOL
                         shortfall = known_shortfall(name, mu, obj["status"])
                         if shortfall:
