@@ -265,6 +265,27 @@ struct Named : Nameless {
 
 // ===== concepts ==============================================================================
 
+TEST_CASE("a loss that declares bounded subgradients has them in [-1, 1] at any scores", "[loss][concepts]") {
+  Rng rng(5);
+  const std::size_t K = 6;
+  std::vector<double> g(K);
+  auto largest_entry = [&](const auto& loss, double scale) {
+    double largest = 0.0;
+    for (int trial = 0; trial < 200; ++trial) {
+      const auto s = random_scores<double>(rng, K, scale);
+      const auto y = random_classes(rng, K, /*multilabel=*/false, 0.0);
+      loss.subgradient(std::span<const double>(s), ClassSet(y), std::span<double>(g));
+      for (const double v : g) largest = std::max(largest, std::abs(v));
+    }
+    return largest;
+  };
+  for (const double scale : {1.0, 1e3}) {
+    CHECK(largest_entry(CrammerSinger{}, scale) <= 1.0);
+    CHECK(largest_entry(Logistic{}, scale) <= 1.0);
+  }
+  CHECK(largest_entry(OvrSquaredHinge{}, 1e3) > 1.0);  // not bounded: it does not declare the trait
+}
+
 TEMPLATE_TEST_CASE("each loss models exactly the concepts it should", "[loss][concepts]", float, double) {
   using S = TestType;
   static_assert(SmoothLoss<SquaredHinge, S> && SubgradientLoss<SquaredHinge, S> && !ProximableLoss<SquaredHinge, S>);
@@ -279,6 +300,9 @@ TEMPLATE_TEST_CASE("each loss models exactly the concepts it should", "[loss][co
   static_assert(!SquaredHinge::supports_multilabel && OvrSquaredHinge::supports_multilabel &&
                 CrammerSinger::supports_multilabel && Logistic::supports_multilabel &&
                 LeastSquares::supports_multilabel);
+  static_assert(BoundedSubgradientLoss<CrammerSinger, S> && BoundedSubgradientLoss<Logistic, S> &&
+                !BoundedSubgradientLoss<SquaredHinge, S> && !BoundedSubgradientLoss<OvrSquaredHinge, S> &&
+                !BoundedSubgradientLoss<LeastSquares, S>);
   // Not a loss: an int is no scalar, a policy without `name` is no policy.
   static_assert(!Loss<SquaredHinge, int> && !Loss<Nameless, S> && Loss<Named, S>);
   CHECK(SquaredHinge::name == "squared-hinge");

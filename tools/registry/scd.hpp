@@ -3,9 +3,10 @@
 /// Registers `scd`, `scd-ls` and `scd-rda`: SCD<Loss, Penalty, Smooth / Adaptive / NonsmoothRDA>,
 /// stochastic coordinate descent over the single weights w_jr (Tao, Kong, Chu & Wu 2012;
 /// solver/scd/scd.hpp), entrywise penalties (l1, none = ridge; the elastic net through --mu),
-/// intercept supported, CSC data. `scd` and `scd-ls` take the smooth losses; `scd-rda` also the
-/// nonsmooth Crammer-Singer hinge (and logistic: the losses with bounded subgradients). `auto` picks scd-ls for ovr-squared-hinge (LIBLINEAR -s 5's
-/// problem, where it beats bcd-ls) and scd-rda for crammer-singer when no dual solver applies.
+/// intercept supported, CSC data. `scd` and `scd-ls` take the smooth losses; `scd-rda` the losses
+/// with bounded subgradients (the nonsmooth Crammer-Singer hinge and logistic). `auto` picks scd-ls
+/// for ovr-squared-hinge (LIBLINEAR -s 5's problem, where it beats bcd-ls) and scd-rda for
+/// crammer-singer when no dual solver applies.
 
 #include <sparsemc/solver/scd/scd.hpp>
 
@@ -57,10 +58,11 @@ struct ScdLsFamily : ScdSmoothFamilyBase {
 struct ScdRdaFamily : ScdFamilyBase {
   template <class Loss, class Penalty>
   using Solver = SCD<Loss, Penalty, NonsmoothRDA>;
-  /// The losses whose score subgradients are bounded by 1, which Algorithm 4's step β_t = γ M_j √t
-  /// assumes (solver/scd/variants.hpp): with the squared losses the gradients grow with the
-  /// iterate and the default step diverged (F = 2e34 where F* = 1.92). Those have scd-ls.
-  using Losses = TypeList<CrammerSinger, Logistic>;
+  /// The losses whose score subgradients are bounded by 1 (BoundedSubgradientLoss), which
+  /// Algorithm 4's step β_t = γ M_j √t assumes (solver/scd/variants.hpp): with the squared losses
+  /// the gradients grow with the iterate and the default step diverged (F = 2e34 where
+  /// F* = 1.92). Those have scd-ls.
+  using Losses = decltype(select<HasBoundedSubgradient>(AllLosses{}));
   static constexpr const char* name = "scd-rda";
   static constexpr const char* summary =
       "stochastic coordinate descent by regularised dual averaging, averaged iterate (Tao et al. 2012, Alg. 4)";

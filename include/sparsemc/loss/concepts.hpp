@@ -63,6 +63,14 @@ concept SubgradientLoss = Loss<L, Scalar> &&
       { loss.subgradient(s, y, out) } -> std::same_as<Scalar>;
     };
 
+/// A loss whose subgradients are bounded by 1 entrywise whatever the scores (it declares
+/// `bounded_subgradient = true`): Crammer–Singer's e_k − e_y, Logistic's p − t_y. Algorithm 4
+/// of Tao et al. (SCD<…, NonsmoothRDA>) scales its steps for that bound; the squared losses'
+/// gradients grow with the scores and its default steps diverge on them.
+template <class L, class Scalar>
+concept BoundedSubgradientLoss = (SmoothLoss<L, Scalar> || SubgradientLoss<L, Scalar>) &&
+                                 requires { requires L::bounded_subgradient; };
+
 template <class L, class Scalar>
 concept ProximableLoss = Loss<L, Scalar> &&
     requires(const L& loss, std::span<const Scalar> s, ClassSet y, Scalar step, std::span<Scalar> out) {

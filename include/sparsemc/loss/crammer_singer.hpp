@@ -105,6 +105,8 @@ void separation_ranking_prox(std::span<const Scalar> s, ClassSet y, Scalar step,
 struct CrammerSinger {
   static constexpr std::string_view name = "crammer-singer";
   static constexpr bool supports_multilabel = true;
+  /// Subgradients bounded by 1 entrywise (BoundedSubgradientLoss).
+  static constexpr bool bounded_subgradient = true;
   /// Piecewise linear, not differentiable: no gradient, use subgradient or prox.
   static constexpr bool is_smooth = false;
   /// Multiclass: dom ℓ* = {p − e_y : p in the simplex}. (A multilabel y's domain D above is

@@ -51,6 +51,8 @@ namespace sparsemc {
 struct Logistic {
   static constexpr std::string_view name = "logistic";
   static constexpr bool supports_multilabel = true;
+  /// Subgradients bounded by 1 entrywise (BoundedSubgradientLoss).
+  static constexpr bool bounded_subgradient = true;
   /// Twice differentiable with a Lipschitz gradient: models SmoothLoss.
   static constexpr bool is_smooth = true;
   /// dom ℓ* = {p − t : p in the simplex}, t = 1_y/|y| the target ({0} for an empty y).

@@ -212,7 +212,7 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
     if (std::isnan(gap.primal - gap.dual)) result.info.duality_gap = std::numeric_limits<double>::quiet_NaN();
     result.model.provenance().lambda = 0.0;
     result.info.seconds = clock.seconds();
-    certify.spent().record_into(result.info);
+    certify.gap_spent().record_into(result.info);
     notify_end(result.info, callbacks...);
     return result;
   }

@@ -94,8 +94,10 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
                   "SCD walks the data feature by feature: it needs a CSC problem "
                   "(Dataset::problem<Eigen::ColMajor>() or a CscView).");
     if constexpr (Variant::dual_averaging)
-      static_assert(SmoothLoss<Loss, Scalar> || SubgradientLoss<Loss, Scalar>,
-                    "SCD<…, NonsmoothRDA> needs a loss with a subgradient (or a gradient): see loss/concepts.hpp.");
+      static_assert(BoundedSubgradientLoss<Loss, Scalar>,
+                    "SCD<…, NonsmoothRDA> needs a loss whose subgradients are bounded by 1 (BoundedSubgradientLoss, "
+                    "loss/concepts.hpp: crammer-singer, logistic); its steps diverge on the squared losses: use "
+                    "SCD<…, Adaptive> for those.");
     else
       static_assert(SmoothLoss<Loss, Scalar>,
                     "SCD<…, Smooth/Adaptive> needs a smooth loss: value, gradient, curvature and curvature_bound "
@@ -159,10 +161,7 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
     if (status == Status::max_iter && certificate.relative() <= options_.tol) status = Status::converged;
     SolverInfo info = engine.info(status);
     info.seconds = clock.seconds();
-    engine.gap_cost().record_into(info);
-    if (options_.verbose)
-      std::cerr << name << ": " << engine.gap_cost().evaluations << " duality gap evaluations, "
-                << engine.gap_cost().seconds << " s of " << info.seconds << " s\n";
+    engine.gap_spent().record_into(info);
     Result<Scalar> result =
         detail::finish_result<Loss>(make_model(), name, penalty_, engine.bias(), certificate, std::move(info));
     notify_end(result.info, callbacks...);

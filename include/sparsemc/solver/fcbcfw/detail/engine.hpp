@@ -176,6 +176,7 @@ class Engine {
     info_ = SolverInfo{};
     info_.measure_name = "duality_gap";
     checks_ = GapChecks{};
+    gap_spent_ = {};
     order_.resize(static_cast<std::size_t>(X_.rows()));
     for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
     for (std::int64_t epoch = 1;; ++epoch) {
@@ -197,6 +198,7 @@ class Engine {
       }
     }
     info_.seconds = clock.seconds();
+    gap_spent_.record_into(info_);
     return info_;
   }
 
@@ -344,28 +346,29 @@ class Engine {
   }
 
   /// The exact primal parts, D(α) and the gap at the end of `epoch`, into info_ and the
-  /// certificate; restarts the work count; counts the evaluation and its time in info_.
+  /// certificate; restarts the work count; counts the evaluation and its time.
   /// Returns false on a non-finite F or D.
   bool evaluate_gap(std::int64_t epoch) {
-    const Stopwatch watch;
-    const PrimalParts p = primal();
-    checks_.check_work = scores_.take_scanned();
-    checks_.work = 0;
-    checks_.last = epoch;
-    const double dual = current_dual();
-    // The refit minimises (1) without its λ term over the frozen support; (1) itself is reported.
-    const double phase_primal = p.loss + (refitting_ ? 0.0 : s_.lambda * p.l1) + 0.5 * s_.mu * p.squared;
-    checks_.gap = sparsemc::relative_gap(phase_primal, dual);
-    info_.objective = p.loss + s_.lambda * p.l1 + 0.5 * s_.mu * p.squared;
-    // The certificate of (1): during the refit α is dual to the refit's problem, so (1)'s
-    // bound is the best dual value of Algorithm 1's phase.
-    if (!refitting_) best_dual_ = std::max(best_dual_, dual);
-    certificate_ = DualityGap{info_.objective, refitting_ ? best_dual_ : dual};
+    PrimalParts p;
+    double dual = 0.0;
+    certificate_ = gap_spent_.timed([&] {
+      p = primal();
+      checks_.check_work = scores_.take_scanned();
+      checks_.work = 0;
+      checks_.last = epoch;
+      dual = current_dual();
+      // The refit minimises (1) without its λ term over the frozen support; (1) itself is reported.
+      const double phase_primal = p.loss + (refitting_ ? 0.0 : s_.lambda * p.l1) + 0.5 * s_.mu * p.squared;
+      checks_.gap = sparsemc::relative_gap(phase_primal, dual);
+      // The certificate of (1): during the refit α is dual to the refit's problem, so (1)'s
+      // bound is the best dual value of Algorithm 1's phase.
+      if (!refitting_) best_dual_ = std::max(best_dual_, dual);
+      return DualityGap{p.loss + s_.lambda * p.l1 + 0.5 * s_.mu * p.squared, refitting_ ? best_dual_ : dual};
+    });
+    info_.objective = certificate_.primal;
     info_.measure = checks_.gap;
     info_.nnz = p.nnz;
     info_.nnz_rows = p.nnz_rows;
-    ++info_.gap_evaluations;
-    info_.gap_seconds += watch.seconds();
     return std::isfinite(info_.objective) && std::isfinite(dual);
   }
 
@@ -702,6 +705,7 @@ class Engine {
   bool refitting_ = false;  ///< in the §4.3 refit (α is dual to another problem)
   SolverInfo info_;         ///< the solve's information block, as of the last epoch's end
   GapChecks checks_;        ///< the gap evaluations of run()
+  GapCost gap_spent_;       ///< their number and time
   FeatureRows<Scalar> rows_;
   ScoreBuffer scores_;
   std::vector<double> bound_;       ///< C_i = c_i/(μn), 0 for a sample without a pair

@@ -381,7 +381,7 @@ class GapCertifier {
         mu_ > 0.0 ? static_cast<double>(G.topRows(d).squaredNorm()) / (2.0 * mu_ * std::max(std::abs(F), relative_gap_floor))
                   : std::numeric_limits<double>::infinity();
     if (!force && !schedule_.due(epoch, estimate)) return false;
-    gap_ = spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_); });
+    gap_ = gap_spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_); });
     epoch_ = epoch;
     relative = gap_.relative();
     const bool certified = relative <= tol_;
@@ -393,10 +393,10 @@ class GapCertifier {
   [[nodiscard]] const DualityGap& last() const noexcept { return gap_; }
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
   /// The evaluations and their time (the epilogue's included).
-  [[nodiscard]] const GapCost& spent() const noexcept { return spent_; }
+  [[nodiscard]] const GapCost& gap_spent() const noexcept { return gap_spent_; }
   /// The certificate at a W whose scores the caller recomputes (the epilogue).
   DualityGap at(const ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& S) {
-    return spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_); });
+    return gap_spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_); });
   }
 
  private:
@@ -409,7 +409,7 @@ class GapCertifier {
   GapWorkspace<Scalar> work_;
   DualityGap gap_;
   std::int64_t epoch_ = -1;
-  GapCost spent_;
+  GapCost gap_spent_;
 };
 
 /// The stop test of a Stagewise block (its own problem, not (1)): the relative gradient norm.

@@ -202,7 +202,7 @@ class ScdEngine {
 
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
   [[nodiscard]] const DualityGap& certificate() const noexcept { return certificate_; }
-  [[nodiscard]] const GapCost& gap_cost() const noexcept { return gap_cost_; }
+  [[nodiscard]] const GapCost& gap_spent() const noexcept { return gap_spent_; }
   /// The warm start's bias feature (−1 without a warm start), for the model's provenance.
   [[nodiscard]] double bias() const noexcept { return bias_; }
 
@@ -427,7 +427,7 @@ class ScdEngine {
   /// The gap at `point` (mirrored first), from scratch (scores X W + 1bᵀ), or at the point's
   /// `scores` when the caller has them. Timed (SolverInfo::gap_seconds).
   DualityGap gap_at(Point& point, const ClassMatrix<Scalar>* scores) {
-    return gap_cost_.timed([&] {
+    return gap_spent_.timed([&] {
       mirror_columns(point);
       return scores != nullptr ? duality_gap_at_scores(loss_, penalty_, problem_, *scores,
                                                        penalty_value(penalty_, point.W), intercept_, gap_work_)
@@ -790,7 +790,7 @@ class ScdEngine {
   GapSchedule schedule_;
   DualityGap certificate_;              // the last evaluation …
   std::int64_t certificate_epoch_ = -1;  // … and the epoch of the iterate it certifies
-  GapCost gap_cost_;
+  GapCost gap_spent_;
   // Algorithms 1 and 2.
   std::vector<ScdViolationGroup> violation_;  // per group
   double scale_ = 1.0;                     // V(0), or 1 when it is 0
