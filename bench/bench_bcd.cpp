@@ -157,8 +157,8 @@ int drive(const std::string& mode, const std::vector<std::string>& args) {
     const auto path = regularization_path(problem, make(true), options);
     const double path_cpu = c1.seconds();
     for (const auto& q : path.points)
-      std::printf("  lambda %.4e F %.10f nnz_rows %lld epochs %lld\n", q.lambda, q.objective,
-                  static_cast<long long>(q.nnz_rows), static_cast<long long>(q.epochs));
+      std::printf("  lambda %.4e F %.10f nnz_rows %lld epochs %lld wall %.3f s\n", q.lambda, q.objective,
+                  static_cast<long long>(q.nnz_rows), static_cast<long long>(q.epochs), q.seconds);
     CpuClock c2;
     const auto plain = regularization_path(problem, make(false), options);
     const double plain_cpu = c2.seconds();

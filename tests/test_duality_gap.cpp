@@ -266,19 +266,30 @@ TEST_CASE("gap schedule: cheap trigger, tightening, doubling fallback", "[gap]")
 }
 
 TEST_CASE("certificate schedule: trigger, spacing, fixed fallback", "[gap]") {
+  constexpr double tol = 1e-3;
   detail::CertificateSchedule schedule(1e-3, /*gap_cost=*/10.0);
   schedule.add_work(50.0);
   CHECK_FALSE(schedule.due(1.0));  // measure above the trigger, under 8 evaluations of work
   schedule.add_work(30.0);
-  CHECK(schedule.due(1.0));        // the fallback: 8 evaluations' worth of work
-  schedule.evaluated(1.0, false);
-  schedule.add_work(15.0);
-  CHECK_FALSE(schedule.due(1e-4));  // the trigger is met, but under 2 evaluations of work
-  schedule.add_work(5.0);
+  CHECK(schedule.due(1.0));  // the fallback: 8 evaluations' worth of work
+  schedule.evaluated(1.0, /*relative_gap=*/0.1, tol);
+  CHECK(schedule.trigger() == 1e-3);  // evaluated above the trigger: the trigger stays
+  schedule.add_work(4.0);
+  CHECK_FALSE(schedule.due(1e-4));  // the trigger is met, but under half an evaluation of work
+  schedule.add_work(1.0);
   CHECK(schedule.due(1e-4));
-  schedule.evaluated(1e-4, false);  // refused: trigger 2.5e-5
+  schedule.evaluated(1e-4, 1e-2, tol);  // refused at 10·tol: the measure must fall tenfold
+  CHECK(schedule.trigger() == Approx(1e-5));
+  schedule.add_work(5.0);
+  CHECK_FALSE(schedule.due(2e-5));
+  CHECK(schedule.due(1e-5));
+  schedule.evaluated(1e-5, 1.2e-3, tol);  // refused just above tol: at least halve the measure
+  CHECK(schedule.trigger() == Approx(5e-6));
   schedule.add_work(79.0);
   CHECK_FALSE(schedule.due(1e-4));
   schedule.add_work(1.0);
-  CHECK(schedule.due(1e-4));        // the fallback does not grow with the work done
+  CHECK(schedule.due(1e-4));  // the fallback does not grow with the work done
+  schedule.evaluated(4e-6, 8e-4, tol);  // certified: the trigger stays
+  CHECK(schedule.trigger() == Approx(5e-6));
+  CHECK(schedule.evaluations() == 4);
 }

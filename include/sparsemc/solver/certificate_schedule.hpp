@@ -7,8 +7,11 @@
 ///
 ///   - the first time the cheap measure (BlockCD: the relative KKT violation of eq. 10;
 ///     SequentialDual: the dual violation) meets the trigger, which starts at the solver's old
-///     stopping level and is tightened to a quarter of the measure each time the gap refuses
-///     to certify (GapSchedule's rule);
+///     stopping level; each time the gap refuses to certify, the trigger becomes the measure
+///     times tol / (relative gap), at most half of it: the ratio of the relative gap to the
+///     measure changes slowly along a solve (on sector it grows from ~80 to ~270 while the
+///     measure falls 250-fold), so the next evaluation comes about when the measure predicts
+///     a certificate;
 ///   - afterwards only once the work done since the last evaluation is at least `spacing`
 ///     gap evaluations' worth, so that the gap's share of the solve stays small whatever the
 ///     measure does (work is counted in the solver's unit, e.g. touched nonzeros of X;
@@ -25,15 +28,18 @@ namespace sparsemc::detail {
 class CertificateSchedule {
  public:
   /// Work between two evaluations, in evaluations' worth (one gap ≈ one pass over nnz(X); one
-  /// block visit touches its column about three times: gradient, trial, commit), so the gap
-  /// takes about 1/(1 + 3·2) ≈ 15 % of the solve at most.
-  static constexpr double spacing = 2.0;
+  /// block visit touches its column about three times: gradient, trial, commit). The trigger
+  /// keeps evaluations rare; this bounds their share when the measure falls fast. (At 2, a
+  /// point of a sector path whose gap was 1.6·tol waited 46 cheap shrunk epochs, 2.5 s, for
+  /// an evaluation that would have certified after 10.)
+  static constexpr double spacing = 0.5;
   /// The spacing of the measure-independent evaluations. (Doubling it with the work done, as
   /// an earlier version did, let a 600-epoch BlockCD solve on sector run 300 epochs past the
   /// point the gap would have certified.)
   static constexpr double fallback_spacing = 8.0;
-  /// The trigger after a refused certificate, as a fraction of the measure that triggered it.
-  static constexpr double tighten = 0.25;
+  /// The trigger after a refused certificate is at most this fraction of the measure (the
+  /// measure must fall, and a gap just above tol asks for no more than halving it).
+  static constexpr double max_tighten = 0.5;
 
   /// `trigger` on the measure's (relative) scale; `gap_cost` the work of one evaluation.
   CertificateSchedule(double trigger, double gap_cost) noexcept : trigger_(trigger), gap_cost_(gap_cost) {}
@@ -51,9 +57,10 @@ class CertificateSchedule {
     return measure <= trigger_ || since_ >= fallback_spacing * gap_cost_;
   }
 
-  /// Records an evaluation at a full pass of measure `measure` that did (not) certify.
-  void evaluated(double measure, bool certified) noexcept {
-    if (!certified && measure <= trigger_) trigger_ = tighten * measure;
+  /// Records an evaluation at a full pass of measure `measure` whose relative gap was
+  /// `relative_gap` against the tolerance `tol` (certified when relative_gap ≤ tol).
+  void evaluated(double measure, double relative_gap, double tol) noexcept {
+    if (relative_gap > tol && measure <= trigger_) trigger_ = std::min(max_tighten, tol / relative_gap) * measure;
     since_ = 0.0;
     ++evaluations_;
   }

@@ -52,8 +52,8 @@ struct SequentialDualOptions {
   /// Print one progress line per epoch to std::cerr.
   bool verbose = false;
   /// The first level of the dual violation max_i (max_m G_im − min_m G_im) that asks for the
-  /// certificate at a full pass (LIBLINEAR's `-e`, default 0.1); it is tightened fourfold each
-  /// time the gap refuses to certify (solver/certificate_schedule.hpp).
+  /// certificate at a full pass (LIBLINEAR's `-e`, default 0.1); it is tightened each time the
+  /// gap refuses to certify (solver/certificate_schedule.hpp).
   double first_trigger = 0.1;
 
   /// Throws std::invalid_argument naming the first field out of range.
@@ -219,7 +219,7 @@ class SequentialDual
           report.objective = gap.primal;
           report.relative_gap = gap.relative();
           certified = gap.relative() <= options_.tol;
-          schedule.evaluated(full_violation, certified);
+          schedule.evaluated(full_violation, gap.relative(), options_.tol);
         }
         if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
         const bool stop = notify_end_epoch(

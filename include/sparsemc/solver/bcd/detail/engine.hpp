@@ -145,8 +145,13 @@ class BcdEngine {
       row_penalty_[j] = is_zero(row(j)) ? 0.0 : static_cast<double>(penalty_.value(std::span<const Scalar>(row(j))));
     const double reference = StepRule::random_blocks ? zero_measure_[point].max : zero_measure_[point].sum;
     scale_ = reference > noise_floor_ ? reference : 1.0;
-    // The cheap measure first asks for the gap at tol·v_0 (or the floor), the old stop.
-    schedule_ = CertificateSchedule(std::max(options_.tol * reference, noise_floor_) / scale_, gap_cost_);
+    // The cheap measure first asks for the gap at tol·v_0 (or the floor), the old stop; on a
+    // path, where the previous λ's certificate calibrated the measure, at the measure that
+    // predicts a certificate (relative gap / measure changes little from one λ to the next,
+    // and it is ~100 at the end of a sector path: tol·v_0 would ask several times too soon).
+    double trigger = std::max(options_.tol * reference, noise_floor_) / scale_;
+    if (gap_per_measure_ > 0.0) trigger = std::max(std::min(trigger, options_.tol / gap_per_measure_), noise_floor_ / scale_);
+    schedule_ = CertificateSchedule(trigger, gap_cost_);
     epoch_ = 0;
     gap_spent_ = {};
     measure_ = std::numeric_limits<double>::quiet_NaN();
@@ -201,8 +206,9 @@ class BcdEngine {
   bool certify() {
     if (!gap_due_) return false;
     epoch_gap_ = certificate();
+    schedule_.evaluated(measure_, epoch_gap_.relative(), options_.tol);
     const bool certified = certifies(epoch_gap_);
-    schedule_.evaluated(measure_, certified);
+    if (certified && measure_ > 0.0) gap_per_measure_ = epoch_gap_.relative() / measure_;
     return certified;
   }
 
@@ -793,6 +799,7 @@ class BcdEngine {
   double measure_ = std::numeric_limits<double>::quiet_NaN();
   double margin_ = std::numeric_limits<double>::infinity();  // M/n; no shrinking in the first epoch
   double last_full_measure_ = 0.0;
+  double gap_per_measure_ = 0.0;  // relative gap / measure at the last certificate (0: none yet)
   // Zero rows get their gradient first and the curvature only if they violate: set in the
   // epochs that mostly meet rows that stay zero (a screened start, a restored full pass).
   bool gradient_first_ = false;
