@@ -154,6 +154,7 @@ class BcdEngine {
     schedule_ = CertificateSchedule(trigger, gap_cost_);
     epoch_ = 0;
     gap_spent_ = {};
+    gap_due_ = false;
     measure_ = std::numeric_limits<double>::quiet_NaN();
     update_objective();
     if (!std::isfinite(F_) || !std::isfinite(reference)) return Status::numerical_issue;
@@ -239,9 +240,11 @@ class BcdEngine {
   }
 
   /// The certificate at the returned model, from scores recomputed exactly (for every status
-  /// but a numerical issue, whose certificate is F alone).
+  /// but a numerical issue, whose certificate is F alone): the last epoch's when it evaluated
+  /// one (at this iterate, from resynchronised caches), else one evaluation at the model.
   [[nodiscard]] DualityGap returned_certificate(Status status, const LinearModel<Scalar>& model) {
     if (status == Status::numerical_issue) return DualityGap{F_, std::numeric_limits<double>::quiet_NaN()};
+    if (gap_due_) return epoch_gap_;
     return gap_spent_.timed([&] { return sparsemc::duality_gap(loss_, penalty_, problem_, model, gap_work_); });
   }
 
@@ -274,11 +277,11 @@ class BcdEngine {
   /// within a bounded amount of wasted work, not only when the shrunk problem is solved
   /// (a design choice, one recheck per decade of progress, as SCD's recheck_factor).
   static constexpr double recheck_factor = 0.1;
-  /// The work of one gap evaluation in touched entries of X: the product XᵀD̃, once more per
-  /// round of the per-sample rescaling when μ = 0 (duality_gap.hpp, G3), and a pass over the n
-  /// samples.
+  /// The work of one gap evaluation in touched entries of X: the scores XW (at most one pass),
+  /// the product XᵀD̃, once more per round of the per-sample rescaling when μ = 0
+  /// (duality_gap.hpp, G3), and a pass over the n samples.
   static double gap_cost(double nnz, std::size_t n, double mu) {
-    return (mu > 0.0 ? 1.0 : 1.0 + per_sample_rounds) * nnz + static_cast<double>(n);
+    return (mu > 0.0 ? 2.0 : 2.0 + per_sample_rounds) * nnz + static_cast<double>(n);
   }
   /// Per-entry curvatures (one-vs-rest losses with an entrywise penalty) are floored at this
   /// fraction of the block's largest, max_k h_jk: an entry with no active margin (h_jk = 0,
@@ -736,10 +739,15 @@ class BcdEngine {
     F_ = state_.loss_part() + penalty_part_;
   }
 
-  /// The certificate (solver/duality_gap.hpp) at the cached scores, with the penalty part of
-  /// the last update_objective(): one O(nnz(X)·K) pass.
+  /// The certificate (solver/duality_gap.hpp) of the current iterate: the caches are first
+  /// recomputed from W and b (S = XW + 1bᵀ over the nonzero rows, the loss values, F), so the
+  /// gap is the iterate's own, not that of scores drifted by the rounding of many updates, and
+  /// the returned model can reuse it. One O(nnz(X)·K) pass more than the gap at cached scores.
   DualityGap certificate() {
     return gap_spent_.timed([&] {
+      state_.set_scores(problem_.X, W_.data(), intercept_ ? b_.data() : nullptr);
+      state_.refresh();
+      update_objective();
       return duality_gap_at_scores(loss_, penalty_, problem_, ClassMatrixRef<Scalar>(state_.scores_matrix()),
                                    penalty_part_, intercept_, gap_work_);
     });
@@ -785,7 +793,7 @@ class BcdEngine {
   Eigen::Array<Scalar, Eigen::Dynamic, 1> sample_gradients_;
   std::vector<char> inside_;
   GapWorkspace<Scalar> gap_work_;
-  double gap_cost_;  // the work of one gap evaluation, nnz(X) + n
+  double gap_cost_;  // the work of one gap evaluation (gap_cost)
   GapCost gap_spent_;  // the current λ's evaluations and their time
   Rng rng_;          // the block order
   std::vector<std::size_t> active_;
