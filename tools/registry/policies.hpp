@@ -7,10 +7,8 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
-#include <sparsemc/loss/concepts.hpp>
 #include <sparsemc/loss/crammer_singer.hpp>
 #include <sparsemc/loss/least_squares.hpp>
 #include <sparsemc/loss/logistic.hpp>
@@ -30,22 +28,6 @@ struct TypeList {};
 /// Every loss and penalty the tools know, in the order --help lists them.
 using AllLosses = TypeList<SquaredHinge, OvrSquaredHinge, CrammerSinger, Logistic, LeastSquares>;
 using AllPenalties = TypeList<L1L2, L1, L1Linf, NoPenalty>;
-
-/// The concatenation of two type lists.
-template <class... A, class... B>
-constexpr TypeList<A..., B...> operator+(TypeList<A...>, TypeList<B...>) {
-  return {};
-}
-
-/// The policies of a type list for which Keep<T>::value holds, in order (use in decltype).
-template <template <class> class Keep, class... Types>
-constexpr auto select(TypeList<Types...>) {
-  return (TypeList<>{} + ... + std::conditional_t<Keep<Types>::value, TypeList<Types>, TypeList<>>{});
-}
-
-/// Whether a loss's subgradients are bounded (BoundedSubgradientLoss): scd-rda's losses.
-template <class Loss>
-struct HasBoundedSubgradient : std::bool_constant<BoundedSubgradientLoss<Loss, double>> {};
 
 /// The tool names of a type list's policies (their `name` members).
 template <class... Types>

@@ -58,11 +58,11 @@ struct ScdLsFamily : ScdSmoothFamilyBase {
 struct ScdRdaFamily : ScdFamilyBase {
   template <class Loss, class Penalty>
   using Solver = SCD<Loss, Penalty, NonsmoothRDA>;
-  /// The losses whose score subgradients are bounded by 1 (BoundedSubgradientLoss), which
-  /// Algorithm 4's step β_t = γ M_j √t assumes (solver/scd/variants.hpp): with the squared losses
-  /// the gradients grow with the iterate and the default step diverged (F = 2e34 where
-  /// F* = 1.92). Those have scd-ls.
-  using Losses = decltype(select<HasBoundedSubgradient>(AllLosses{}));
+  /// The losses whose score subgradients are bounded by 1 (BoundedSubgradientLoss, which SCD
+  /// requires of this variant), as Algorithm 4's step β_t = γ M_j √t assumes
+  /// (solver/scd/variants.hpp): with the squared losses the gradients grow with the iterate and
+  /// the default step diverged (F = 2e34 where F* = 1.92). Those have scd-ls.
+  using Losses = TypeList<CrammerSinger, Logistic>;
   static constexpr const char* name = "scd-rda";
   static constexpr const char* summary =
       "stochastic coordinate descent by regularised dual averaging, averaged iterate (Tao et al. 2012, Alg. 4)";

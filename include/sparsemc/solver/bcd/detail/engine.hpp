@@ -150,7 +150,8 @@ class BcdEngine {
     // predicts a certificate (relative gap / measure changes little from one λ to the next,
     // and it is ~100 at the end of a sector path: tol·v_0 would ask several times too soon).
     double trigger = std::max(options_.tol * reference, noise_floor_) / scale_;
-    if (gap_per_measure_ > 0.0) trigger = std::max(std::min(trigger, options_.tol / gap_per_measure_), noise_floor_ / scale_);
+    if (gap_per_measure_ > 0.0)
+      trigger = std::max(std::min(trigger, options_.tol / gap_per_measure_), noise_floor_ / scale_);
     schedule_ = CertificateSchedule(trigger, gap_cost_);
     epoch_ = 0;
     gap_spent_ = {};
