@@ -281,10 +281,13 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
       args.train_file, {.zero_based = args.zero_based, .multilabel = args.multilabel, .progress = &progress});
   if (args.C) set_from_C(args, data.n_samples());
   args.fit.multilabel = data.multilabel();
-  // auto chose before the data was read; a multilabel file may need another solver, and --C's
-  // exact lambda or mu another one.
-  const SolverSpec& spec =
-      args.solver == "auto" && (args.fit.multilabel || args.C) ? Registry::resolve("auto", args.fit) : resolved;
+  args.fit.n_samples = data.n_samples();
+  args.fit.n_features = data.n_features();
+  // auto chose before the data was read; the data (multilabel, its shape) and --C's exact lambda
+  // or mu may call for another solver, with its own default tol.
+  const SolverSpec& spec = args.solver == "auto" ? Registry::resolve("auto", args.fit) : resolved;
+  if (&spec != &resolved)
+    args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
   const std::int64_t data_features = data.n_features();
   if (data.multilabel() && !loss_supports_multilabel(args.fit.loss))
     throw UsageError("--loss " + args.fit.loss + " does not support multilabel data (" + args.train_file +

@@ -154,6 +154,14 @@ FitSettings settings_from(const py::dict& s) {
   return out;
 }
 
+/// The settings of a fit on X: auto's choice may depend on its shape.
+FitSettings settings_from(const py::dict& s, const SparseInput& X) {
+  FitSettings out = settings_from(s);
+  out.n_samples = X.rows;
+  out.n_features = X.cols;
+  return out;
+}
+
 /// A model's stored rows as numpy arrays: coef_ (K × d) in CSC form is (weights, classes, indptr
 /// over the support).
 template <class Scalar>
@@ -221,7 +229,7 @@ const SolverSpec& resolve(const std::string& solver, const FitSettings& s) { ret
 py::object fit(const SparseInput& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
                const std::optional<py::array>& sample_weight, const std::optional<py::dict>& init, py::object progress,
                bool every_epoch) {
-  FitSettings s = settings_from(settings);
+  FitSettings s = settings_from(settings, X);
   const SolverSpec& spec = resolve(solver, s);
   if (spec.writes_staged(s)) throw py::value_error("solver=" + spec.name + " returns a staged model, which the Python estimators do not hold yet");
   return with_types(X, [&]<class Scalar, class Index>() -> py::object {
@@ -245,7 +253,7 @@ py::object fit(const SparseInput& X, const ClassSets& y, const py::dict& setting
 py::object fit_heldout(const SparseInput& X, const ClassSets& y, const SparseInput& X_val, const ClassSets& y_val,
                        int patience, const py::dict& settings, const std::string& solver,
                        const std::optional<py::array>& sample_weight, py::object progress, bool every_epoch) {
-  FitSettings s = settings_from(settings);
+  FitSettings s = settings_from(settings, X);
   s.heldout = true;
   const SolverSpec& spec = resolve(solver, s);
   return with_types(X, [&]<class Scalar, class Index>() -> py::object {
@@ -281,7 +289,7 @@ double lambda_start(const SparseInput& X, const ClassSets& y, const py::dict& se
 py::object path(const SparseInput& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
                 const std::vector<double>& lambdas, const std::optional<py::array>& sample_weight, py::object progress,
                 bool every_epoch) {
-  FitSettings s = settings_from(settings);
+  FitSettings s = settings_from(settings, X);
   if (!lambdas.empty()) s.lambda = lambdas.front();
   const SolverSpec& spec = resolve(solver, s);
   return with_types(X, [&]<class Scalar, class Index>() -> py::object {

@@ -158,6 +158,17 @@ for loss, others in [("squared-hinge", set()), ("logistic", set()), ("ovr-square
     got = auto_choice("--loss", loss)
     allowed = {smooth_default} | (others & registered)
     t.check(got in allowed, f"auto picks one of {sorted(allowed)} for {loss}", got)
+if {"bcd-ls", "scd-ls"} <= registered:
+    # The one-vs-rest problem: scd-ls on tall data (dna: 2000 samples, 180 features), bcd-ls on
+    # wide data (docs/scd.md, "auto's choice").
+    wide = os.path.join(a.work, "wide.svm")
+    with open(wide, "w") as f:
+        f.write("".join(f"{1 + i % 3} {1 + 7 * i}:1 {2 + 7 * i}:0.5\n" for i in range(30)))
+    for data_file, expected in ((train_file, "scd-ls"), (wide, "bcd-ls")):
+        rc, obj, err = run_json([a.train, "--json", "--max-epochs", "1", "--loss", "ovr-squared-hinge",
+                                 "--penalty", "l1", data_file, model])
+        got = obj.get("solver") if rc == 0 and obj else f"exit {rc}: {err.strip()[:200]}"
+        t.check(got == expected, f"auto picks {expected} for ovr-squared-hinge on {os.path.basename(data_file)}", got)
 # Every loss x penalty x mu = 0 / mu > 0: auto picks a solver of (1) that accepts the pair (the
 # table of --list-solvers, read independently of auto), or refuses naming what is registered.
 rc, table, err = run_json([a.train, "--list-solvers"])

@@ -94,6 +94,8 @@ struct FitSettings {
   int threads = 1;                            ///< Options::threads where a solver has it
   bool fit_intercept = false;                 ///< Options::fit_intercept (--intercept)
   bool multilabel = false;                    ///< the training data is multilabel (known once it is read)
+  std::int64_t n_samples = 0;                 ///< the training data's samples (known once it is read; 0 before)
+  std::int64_t n_features = 0;                ///< and its features
   bool heldout = false;                       ///< --heldout: the fit must return its best held-out epoch
   // The generalized least squares family's own settings (see tools/registry/gls.hpp).
   std::optional<std::int64_t> block_size;     ///< --block-size: features per stage (stagewise)
