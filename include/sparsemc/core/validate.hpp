@@ -37,6 +37,15 @@ void require_in_open_interval(std::string_view field, T value, T lo, T hi) {
 }
 
 template <class T>
+void require_in_half_open_interval(std::string_view field, T value, T lo, T hi) {
+  if (!(value > lo && value <= hi)) {
+    std::ostringstream rule;
+    rule << "in (" << lo << ", " << hi << "]";
+    fail_option(field, rule.str(), value);
+  }
+}
+
+template <class T>
 void require_finite(std::string_view field, T value) {
   if (!std::isfinite(static_cast<double>(value))) fail_option(field, "finite", value);
 }

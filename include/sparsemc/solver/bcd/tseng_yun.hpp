@@ -55,6 +55,15 @@ struct TsengYun {
   /// data plain cyclic order needs several times more epochs (features come in correlated
   /// groups), and it is no worse on text data such as sector.
   bool permute = true;
+  /// After each epoch over a shrunk active set, the `focus_share` of its rows with the largest
+  /// violations v_j (eq. 10) are swept `focus_sweeps` more times (0: off). Every active block
+  /// is still visited once per epoch, so Tseng & Yun's rule and the monotone descent hold; the
+  /// extra visits go where the epoch found the most left to gain (a Gauss–Southwell-style
+  /// priority). On text data the slow tail is a few hundred coupled rows: on sector (λ = 1e-4)
+  /// the default fit certifies in about 110 epochs instead of 390 (docs/bcd.md).
+  std::int32_t focus_sweeps = 3;
+  /// The share of an epoch's violating rows that the focus sweeps revisit, in (0, 1].
+  double focus_share = 0.25;
 
   /// Throws std::invalid_argument naming the field out of range.
   void validate() const {
@@ -62,6 +71,8 @@ struct TsengYun {
     detail::require_in_open_interval("step_rule.beta", beta, 0.0, 1.0);
     detail::require_positive("step_rule.epsilon", epsilon);
     detail::require_nonnegative("step_rule.max_backtracks", max_backtracks);
+    detail::require_nonnegative("step_rule.focus_sweeps", focus_sweeps);
+    detail::require_in_half_open_interval("step_rule.focus_share", focus_share, 0.0, 1.0);
   }
 };
 

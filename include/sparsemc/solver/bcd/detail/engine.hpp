@@ -18,10 +18,12 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
@@ -125,6 +127,7 @@ class BcdEngine {
     // The certificate's work space is sized here, so epochs stay allocation-free.
     gap_work_.reserve(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(d_), K_, /*with_scores=*/false);
     active_.reserve(blocks_);
+    if constexpr (!StepRule::random_blocks) focus_.reserve(d_);
     measure_at_zero();
     if (warm_started_) start_from(*initial);
     for (std::size_t j = 0; j < d_; ++j) nnz_rows_ += is_zero(row(j)) ? 0 : 1;
@@ -491,7 +494,7 @@ class BcdEngine {
     const std::size_t draws = active_.size();
     for (std::size_t t = 0; t < draws && !active_.empty(); ++t) {
       const auto u = static_cast<std::size_t>(uniform_index(rng_, active_.size()));
-      if (visit(active_[u])) {
+      if (visit(active_[u]).shrink) {
         active_[u] = active_.back();
         active_.pop_back();
       }
@@ -501,31 +504,57 @@ class BcdEngine {
   /// TsengYun's epoch: the active blocks in order (a fresh random one with `permute`), the
   /// intercept revisited after every `intercept_stride_` rows; shrunk blocks leave the set. A
   /// check pass first marks the blocks it visits, the others are measured by check_left_out.
+  /// An epoch over a shrunk set ends with the focus sweeps.
   void sweep_blocks() {
     if (checking_) {
       std::fill(inside_.begin(), inside_.end(), 0);
       for (const std::size_t block : active_) inside_[block] = 1;
     }
     if (options_.step_rule.permute) shuffle(std::span<std::size_t>(active_), rng_);
+    focus_.clear();
     std::size_t kept = 0;
     for (std::size_t k = 0; k < active_.size(); ++k) {
       const std::size_t block = active_[k];
-      if (!visit(block)) active_[kept++] = block;
+      const Visit out = visit(block);
+      if (!out.shrink) active_[kept++] = block;
+      if (!out.shrink && block != d_ && out.violation > 0.0) focus_.push_back({out.violation, block});
       if (intercept_ && block != d_ && (k + 1) % intercept_stride_ == 0) {
         visit_intercept();
         tally_.work += static_cast<double>(n_);
       }
     }
     active_.resize(kept);
+    if (!full_pass_) sweep_focus();
   }
 
-  /// Visits one block (d is the intercept), counting its violation and work; returns whether
-  /// it leaves the active set.
-  bool visit(std::size_t block) {
+  /// TsengYun's focus sweeps: the `focus_share` of this epoch's violating rows with the
+  /// largest v_j, visited `focus_sweeps` more times (their work counts, their violations do
+  /// not: the epoch's measure is that of its one visit of every active block).
+  void sweep_focus() {
+    const auto& rule = options_.step_rule;
+    if (rule.focus_sweeps == 0 || focus_.empty()) return;
+    const auto size = std::max<std::size_t>(
+        1, static_cast<std::size_t>(rule.focus_share * static_cast<double>(focus_.size())));
+    std::nth_element(focus_.begin(), focus_.begin() + static_cast<std::ptrdiff_t>(size - 1), focus_.end(),
+                     std::greater<>());
+    focus_.resize(size);
+    for (std::int32_t sweep = 0; sweep < rule.focus_sweeps; ++sweep)
+      for (const auto& [violation, j] : focus_) {
+        visit_row(j);
+        tally_.work += static_cast<double>(column_size(j));
+      }
+  }
+
+  /// Visits one block (d is the intercept), counting its violation and work.
+  Visit visit(std::size_t block) {
     const Visit out = block == d_ ? visit_intercept() : visit_row(block);
-    tally_.work += static_cast<double>(block == d_ ? n_ : problem_.X.outer(static_cast<Index>(block)).size());
+    tally_.work += static_cast<double>(block == d_ ? n_ : column_size(block));
     tally_.add(out.violation);
-    return out.shrink;
+    return out;
+  }
+
+  [[nodiscard]] std::size_t column_size(std::size_t j) const {
+    return problem_.X.outer(static_cast<Index>(j)).size();
   }
 
   /// The check pass of the cyclic rule (after a shrunk or screened phase): the blocks left out
@@ -800,6 +829,7 @@ class BcdEngine {
   GapCost gap_spent_;  // the current λ's evaluations and their time
   Rng rng_;          // the block order
   std::vector<std::size_t> active_;
+  std::vector<std::pair<double, std::size_t>> focus_;  // (v_j, j) of an epoch's violating rows (TsengYun)
   // The current λ and its solve.
   double lambda_ = 0.0;
   double scale_ = 1.0;  // v_0 (1 when under the noise floor)
