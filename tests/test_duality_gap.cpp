@@ -272,24 +272,52 @@ TEST_CASE("certificate schedule: trigger, spacing, fixed fallback", "[gap]") {
   CHECK_FALSE(schedule.due(1.0));  // measure above the trigger, under 8 evaluations of work
   schedule.add_work(30.0);
   CHECK(schedule.due(1.0));  // the fallback: 8 evaluations' worth of work
-  schedule.evaluated(1.0, /*relative_gap=*/0.1, tol);
+  schedule.evaluated(1.0, /*relative_gap=*/5e-3, tol);
   CHECK(schedule.trigger() == 1e-3);  // evaluated above the trigger: the trigger stays
   schedule.add_work(4.0);
   CHECK_FALSE(schedule.due(1e-4));  // the trigger is met, but under half an evaluation of work
   schedule.add_work(1.0);
   CHECK(schedule.due(1e-4));
-  schedule.evaluated(1e-4, 1e-2, tol);  // refused at 10·tol: the measure must fall tenfold
+  schedule.evaluated(1e-4, 1e-2, tol);  // refused at 10·tol (a rise: no trend): the measure must fall tenfold
   CHECK(schedule.trigger() == Approx(1e-5));
   schedule.add_work(5.0);
   CHECK_FALSE(schedule.due(2e-5));
   CHECK(schedule.due(1e-5));
   schedule.evaluated(1e-5, 1.2e-3, tol);  // refused just above tol: at least halve the measure
   CHECK(schedule.trigger() == Approx(5e-6));
-  schedule.add_work(79.0);
-  CHECK_FALSE(schedule.due(1e-4));
+  schedule.add_work(4.0);
+  CHECK_FALSE(schedule.due(1e-4));  // under half an evaluation of work
   schedule.add_work(1.0);
-  CHECK(schedule.due(1e-4));  // the fallback does not grow with the work done
+  CHECK(schedule.due(1e-4));  // the gap's trend (1e-2 to 1.2e-3 in 5 units) puts tol within reach
   schedule.evaluated(4e-6, 8e-4, tol);  // certified: the trigger stays
   CHECK(schedule.trigger() == Approx(5e-6));
+  CHECK(schedule.evaluations() == 4);
+}
+
+TEST_CASE("certificate schedule: the gap's trend predicts the next evaluation", "[gap]") {
+  constexpr double tol = 1e-3;
+  detail::CertificateSchedule schedule(1e-6, /*gap_cost=*/20.0);  // spacing 10, fallback 160
+  schedule.add_work(160.0);
+  REQUIRE(schedule.due(1.0));
+  schedule.evaluated(1.0, /*relative_gap=*/8e-3, tol);  // one refused gap: no trend yet
+  schedule.add_work(150.0);
+  CHECK_FALSE(schedule.due(1.0));
+  schedule.add_work(10.0);
+  REQUIRE(schedule.due(1.0));  // the fallback
+  schedule.evaluated(1.0, 2e-3, tol);  // quartered in 160 units of work: tol is 80 units away
+  schedule.add_work(70.0);
+  CHECK_FALSE(schedule.due(1.0));
+  schedule.add_work(10.0);
+  CHECK(schedule.due(1.0));  // the trend's point, before the fallback
+  schedule.evaluated(1.0, 1.1e-3, tol);  // still refused: 80 ln(1.1) / ln(2/1.1) ≈ 12.75 units
+  schedule.add_work(12.0);
+  CHECK_FALSE(schedule.due(1.0));
+  schedule.add_work(1.0);
+  CHECK(schedule.due(1.0));
+  schedule.evaluated(1.0, 1.2e-3, tol);  // the gap rose: no trend, the measure and the fallback
+  schedule.add_work(159.0);
+  CHECK_FALSE(schedule.due(1.0));
+  schedule.add_work(1.0);
+  CHECK(schedule.due(1.0));
   CHECK(schedule.evaluations() == 4);
 }
