@@ -17,7 +17,11 @@
 ///   trial(col, δ, α)     Σ_i c_i (ℓ(s_i + α x_ij δ) − ℓ_i)/n, remembering the trial state
 ///   commit(col, δ, α)    makes the last trial the current state (after an accepted step)
 ///   apply(col, δ, α)     trial + commit in one pass (steps that need no test)
-/// each O(|supp(x_j)|·K) and allocation-free. G, H and δ are `stride()` long; entries past K
+/// each O(|supp(x_j)|·K) and allocation-free. A kernel whose per-class margins move
+/// independently (OvrSquaredHinge) also offers trial(col, δ, α, moved) and commit(col, δ, α,
+/// moved) for a δ that is zero outside the classes `moved`: O(|supp(x_j)|·|moved|), what an
+/// ℓ1 step that moves a few entries of a row costs (LIBLINEAR's CDN per class), and
+/// gradient<WithCurvature>(col, G, H, listed, is_listed) on a row's working set of classes. G, H and δ are `stride()` long; entries past K
 /// are zero (δ) or written as zero (G, H).
 ///
 /// Layout for SIMD: the fused kernels (SquaredHinge, OvrSquaredHinge, Logistic) store each
@@ -476,6 +480,64 @@ class BlockKernel<OvrSquaredHinge, Scalar, Index> : public ScoreCache<Scalar, In
   }
 
   void commit(const Column& col, const Scalar* delta, Scalar alpha) { this->commit_scores(col, delta, alpha); }
+
+  /// gradient() on the classes `listed` alone (`is_listed` marks them over 0..K−1): G and H
+  /// must be zero on entry, and stay zero on the other classes.
+  template <bool WithCurvature>
+  void gradient(const Column& col, Scalar* G, Scalar* H, std::span<const ClassIndex> listed,
+                const char* is_listed) {
+    for (std::size_t p = 0; p < col.size(); ++p) {
+      const auto i = static_cast<std::size_t>(col.indices[p]);
+      const Scalar x = col.values[p];
+      const Scalar g2 = Scalar(2) * cost_[i] * x;
+      const Scalar h2 = g2 * x;
+      const Scalar* s = this->row(i);
+      for (const ClassIndex k : listed) {  // as a negative
+        const Scalar neg = std::max(Scalar(0), Scalar(1) + s[k]);
+        G[k] += g2 * neg;
+        if constexpr (WithCurvature) H[k] += h2 * static_cast<Scalar>(neg > Scalar(0));
+      }
+      for (const ClassIndex q : y_[i]) {  // positives: replace +a_neg by −a_pos
+        if (!is_listed[q]) continue;
+        const Scalar neg = std::max(Scalar(0), Scalar(1) + s[q]);
+        const Scalar pos = std::max(Scalar(0), Scalar(1) - s[q]);
+        G[q] -= g2 * (pos + neg);
+        if constexpr (WithCurvature)
+          H[q] += h2 * (static_cast<Scalar>(pos > Scalar(0)) - static_cast<Scalar>(neg > Scalar(0)));
+      }
+    }
+  }
+
+  /// trial() for a δ that is zero outside the classes `moved`: only their margins change
+  /// (each as a negative, the sample's positives among them corrected as above).
+  Trial trial(const Column& col, const Scalar* delta, Scalar alpha, std::span<const ClassIndex> moved) {
+    for (std::size_t p = 0; p < col.size(); ++p) {
+      const auto i = static_cast<std::size_t>(col.indices[p]);
+      const Scalar t = alpha * col.values[p];
+      const Scalar* s = this->row(i);
+      Scalar change = 0;
+      for (const ClassIndex k : moved) change += margin_change(Scalar(1) + s[k], t * delta[k]).first;
+      for (const ClassIndex q : y_[i]) {
+        if (delta[q] == Scalar(0)) continue;
+        change += margin_change(Scalar(1) - s[q], -t * delta[q]).first -
+                  margin_change(Scalar(1) + s[q], t * delta[q]).first;
+      }
+      trial_change_[p] = change;
+      trial_value_[p] = value_[i] + change;
+    }
+    return this->sum_of_changes(col);
+  }
+
+  /// commit() of a trial over the classes `moved`.
+  void commit(const Column& col, const Scalar* delta, Scalar alpha, std::span<const ClassIndex> moved) {
+    for (std::size_t p = 0; p < col.size(); ++p) {
+      const auto i = static_cast<std::size_t>(col.indices[p]);
+      const Scalar t = alpha * col.values[p];
+      Scalar* s = this->row(i);
+      for (const ClassIndex k : moved) s[k] += t * delta[k];
+      value_[i] = trial_value_[p];
+    }
+  }
 
   void apply(const Column& col, const Scalar* delta, Scalar alpha) {
     for (std::size_t p = 0; p < col.size(); ++p) {
