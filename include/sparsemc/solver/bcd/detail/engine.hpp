@@ -545,8 +545,10 @@ class BcdEngine {
     for (std::size_t k = 0; k < active_.size(); ++k) {
       const std::size_t block = active_[k];
       const Visit out = visit(block);
-      if (!out.shrink) active_[kept++] = block;
-      if (!out.shrink && block != d_ && out.violation > 0.0) focus_.push_back({out.violation, block});
+      if (!out.shrink) {
+        active_[kept++] = block;
+        if (block != d_ && out.violation > 0.0) focus_.push_back({out.violation, block});
+      }
       if (intercept_ && block != d_ && (k + 1) % intercept_stride_ == 0) {
         visit_intercept();
         tally_.work += static_cast<double>(n_);
@@ -661,12 +663,7 @@ class BcdEngine {
     if constexpr (entry_shrinking) {
       if (full_pass_ || !options_.shrinking) return false;
       const char* is_listed = listed_.data() + j * static_cast<std::size_t>(K_);
-      listed_classes_.clear();
-      for (Eigen::Index k = 0; k < K_; ++k) {
-        if (!is_listed[k]) continue;
-        if (static_cast<Eigen::Index>(listed_classes_.size()) * listed_share >= K_) return false;
-        listed_classes_.push_back(static_cast<ClassIndex>(k));
-      }
+      if (!few_classes([&](Eigen::Index k) { return is_listed[k] != 0; }, listed_share, listed_classes_)) return false;
       G_.setZero();
       H_.setZero();
       state_.template gradient<line_search>(col, G_.data(), H_.data(),
@@ -769,17 +766,22 @@ class BcdEngine {
   /// The classes with δ_k ≠ 0 into moved_ when they are few enough for the kernel's
   /// class-by-class trial (else moved_ is left empty: whole rows).
   void list_moved_classes() {
-    if constexpr (sparse_moves) {
-      moved_.clear();
-      for (Eigen::Index k = 0; k < K_; ++k) {
-        if (delta_[k] == Scalar(0)) continue;
-        if (static_cast<Eigen::Index>(moved_.size()) * sparse_move_share >= K_) {
-          moved_.clear();
-          return;
-        }
-        moved_.push_back(static_cast<ClassIndex>(k));
-      }
+    if constexpr (sparse_moves)
+      if (!few_classes([&](Eigen::Index k) { return delta_[k] != Scalar(0); }, sparse_move_share, moved_))
+        moved_.clear();
+  }
+
+  /// The classes k with `selected(k)` into `out` (reserved to K); false, with `out` partly
+  /// filled, as soon as they are more than K / share.
+  template <class Selected>
+  bool few_classes(Selected&& selected, Eigen::Index share, std::vector<ClassIndex>& out) const {
+    out.clear();
+    for (Eigen::Index k = 0; k < K_; ++k) {
+      if (!selected(k)) continue;
+      if (static_cast<Eigen::Index>(out.size()) * share >= K_) return false;
+      out.push_back(static_cast<ClassIndex>(k));
     }
+    return true;
   }
 
   /// W_j + αδ into w_try_, and its penalty part: a backtracking trial's candidate.

@@ -17,12 +17,13 @@
 ///   trial(col, δ, α)     Σ_i c_i (ℓ(s_i + α x_ij δ) − ℓ_i)/n, remembering the trial state
 ///   commit(col, δ, α)    makes the last trial the current state (after an accepted step)
 ///   apply(col, δ, α)     trial + commit in one pass (steps that need no test)
-/// each O(|supp(x_j)|·K) and allocation-free. A kernel whose per-class margins move
-/// independently (OvrSquaredHinge) also offers trial(col, δ, α, moved) and commit(col, δ, α,
-/// moved) for a δ that is zero outside the classes `moved`: O(|supp(x_j)|·|moved|), what an
-/// ℓ1 step that moves a few entries of a row costs (LIBLINEAR's CDN per class), and
-/// gradient<WithCurvature>(col, G, H, listed, is_listed) on a row's working set of classes. G, H and δ are `stride()` long; entries past K
-/// are zero (δ) or written as zero (G, H).
+/// each O(|supp(x_j)|·K) and allocation-free. G, H and δ are `stride()` long; entries past K
+/// are zero (δ) or written as zero (G, H). A kernel whose per-class margins move independently
+/// (OvrSquaredHinge) also offers, in O(|supp(x_j)|·|classes|):
+///   trial(col, δ, α, moved), commit(col, δ, α, moved)   for a δ zero outside `moved` (an ℓ1
+///                                       step moves a few entries of a row: LIBLINEAR's CDN)
+///   gradient<WithCurvature>(col, G, H, listed, is_listed)   on a row's working set of classes
+/// (the class-by-class trial keeps ℓ_i as ℓ_i + Δℓ_i, not recomputed; refresh() resets it).
 ///
 /// Layout for SIMD: the fused kernels (SquaredHinge, OvrSquaredHinge, Logistic) store each
 /// sample's scores in a row padded to a multiple of the SIMD width and aligned, with −∞ in the
