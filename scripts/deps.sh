@@ -5,7 +5,7 @@ SPARSEMC_BUILD_PACKAGES=(cmake ninja-build g++ ccache libeigen3-dev zlib1g-dev l
 # clang with its sanitizer and libFuzzer runtimes (libclang-rt-14-dev is only recommended by clang,
 # and the packages are installed without recommendations): the sanitizer build and the fuzzers.
 SPARSEMC_TEST_PACKAGES=(catch2 libbenchmark-dev liblinear-tools python3-numpy python3-scipy python3-sklearn
-                        python3-matplotlib python3-cvxopt clang libclang-rt-14-dev)
+                        python3-matplotlib python3-cvxopt clang libclang-rt-14-dev libomp-dev)
 # The Python package (python/): built offline with Debian's pybind11 and setuptools, tested with pytest.
 SPARSEMC_PYTHON_PACKAGES=(python3-venv python3-setuptools python3-pybind11 pybind11-dev python3-pytest)
 sparsemc_install_deps() {

@@ -613,7 +613,9 @@ TEST_CASE("fbpd: feature blocks — size-1 blocks are the rows, per-class size-1
 TEST_CASE("fbpd: warm start at the solution starts there and converges; runs are bit-identical", "[fbpd]") {
   const auto data = make_data<double>(60, 12, 3, 0.5, 23);
   const auto problem = data.problem<Eigen::RowMajor>();
-  const FBPD<CrammerSinger, L1> solver({}, {.lambda = 0.01}, {.tol = 1e-6});
+  // One thread: the first-iterate figures below are the serial pass's (test_parallel.cpp
+  // checks the threaded passes).
+  const FBPD<CrammerSinger, L1> solver({}, {.lambda = 0.01}, {.tol = 1e-6, .threads = 1});
   const auto r = solver.fit(problem);
   REQUIRE(r.info.status == Status::converged);
   const auto again = solver.fit(problem);

@@ -592,9 +592,10 @@ int main(int argc, char** argv) {
       ->type_name("N")
       ->check(integer_at_least(0));
   app.add_option("--threads", args.fit.threads,
-                 wrap("threads, an integer >= 1 (default 1; effective in builds with SPARSEMC_USE_OPENMP)"))
+                 wrap("threads, an integer >= 0 (default 0: every core, OMP_NUM_THREADS if set; 1 in a build without "
+                      "OpenMP). Used by the one-vs-rest losses with an l1 or no penalty (bcd), fbpd, gls and prediction"))
       ->type_name("N")
-      ->check(integer_at_least(1));
+      ->check(integer_at_least(0));
   app.add_option("--bias", args.bias,
                  wrap("append a constant feature of value B to every sample (LIBLINEAR's -B; it is penalised like "
                       "any feature), a number >= 0 (default: none)"))
@@ -797,7 +798,7 @@ int main(int argc, char** argv) {
       throw InputError(e.what());
     }
 #ifdef SPARSEMC_USE_OPENMP
-    omp_set_num_threads(args.fit.threads);
+    if (args.fit.threads > 0) omp_set_num_threads(args.fit.threads);
 #endif
     return args.use_float ? train<float>(args, spec, path) : train<double>(args, spec, path);
   });

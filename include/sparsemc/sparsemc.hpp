@@ -15,6 +15,7 @@
 #include "version.hpp"
 
 #include "core/callbacks.hpp"
+#include "core/parallel.hpp"
 #include "core/rng.hpp"
 #include "core/status.hpp"
 #include "core/stopwatch.hpp"

@@ -118,7 +118,7 @@ expect([a.train, "--lambda", "-1", train_file, model], 1, [r"--lambda", r">= 0"]
 expect([a.train, "--mu", "nan", train_file, model], 1, [r"--mu"])
 expect([a.train, "--tol", "0", train_file, model], 1, [r"--tol", r"> 0"])
 expect([a.train, "--max-epochs", "2.5", train_file, model], 1, [r"--max-epochs", r"integer"])
-expect([a.train, "--threads", "0", train_file, model], 1, [r"--threads"])
+expect([a.train, "--threads", "-1", train_file, model], 1, [r"--threads", r">= 0"])
 expect([a.train, "--seed", "-3", train_file, model], 1, [r"--seed"])
 expect([a.train, "--time-limit", "-1", train_file, model], 1, [r"--time-limit"])
 expect([a.train, "--bias", "-2", train_file, model], 1, [r"--bias"])

@@ -91,7 +91,7 @@ struct FitSettings {
   double time_limit = 0.0;                    ///< Options::time_limit, seconds, 0 = none
   std::optional<std::uint64_t> seed;          ///< Options::seed
   std::optional<double> eta;                  ///< Options::eta of fbpd-epi (--eta): (1/n) Σ c_i ℓ_i ≤ η
-  int threads = 1;                            ///< Options::threads where a solver has it
+  int threads = 0;                            ///< Options::threads where a solver has it (0 = every core)
   bool fit_intercept = false;                 ///< Options::fit_intercept (--intercept)
   bool multilabel = false;                    ///< the training data is multilabel (known once it is read)
   std::int64_t n_samples = 0;                 ///< the training data's samples (known once it is read; 0 before)
