@@ -41,6 +41,14 @@ enum class DualDomain {
   whole_space,
 };
 
+/// A loss that is a sum of one term per class score, ℓ(s, y) = Σ_r ℓ_r(s_r, y) (it declares
+/// `separates_classes = true`): with an entrywise penalty, (1) is then K separate problems, one
+/// per column of W and entry of b, which solvers may solve apart (in parallel).
+template <class L>
+concept ClassSeparableLoss = requires {
+  requires bool(L::separates_classes);
+};
+
 template <class L, class Scalar>
 concept Loss = RealScalar<Scalar> &&
     requires(const L& loss, std::span<const Scalar> s, ClassSet y) {

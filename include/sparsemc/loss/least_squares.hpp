@@ -38,6 +38,8 @@ struct LeastSquares {
   static constexpr bool is_smooth = true;
   /// ℓ* = ½‖a‖² + ⟨a, t⟩ is finite everywhere.
   static constexpr DualDomain dual_domain = DualDomain::whole_space;
+  /// One term per class: ClassSeparableLoss (loss/concepts.hpp).
+  static constexpr bool separates_classes = true;
 
   /// ℓ*(a, y) = ½‖a‖² + ⟨a, t⟩, t = 1_y.
   template <RealScalar Scalar>

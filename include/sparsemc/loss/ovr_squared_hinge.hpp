@@ -44,6 +44,8 @@ struct OvrSquaredHinge {
   static constexpr bool is_smooth = true;
   /// Per class, a_r = −Y_r β_r with β_r ≥ 0, the classes independent.
   static constexpr DualDomain dual_domain = DualDomain::signed_per_class;
+  /// One term per class: ClassSeparableLoss (loss/concepts.hpp).
+  static constexpr bool separates_classes = true;
 
   /// ℓ(s, y) = Σ_r max(0, 1 − Y_r s_r)².
   template <RealScalar Scalar>

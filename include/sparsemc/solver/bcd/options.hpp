@@ -37,12 +37,19 @@ struct BlockCDOptions {
   /// then a full pass checks every row and any violator re-enters. Safe: convergence is only
   /// reported after a full pass and a certifying gap, as for an unscreened solve.
   bool screening = true;
+  /// Threads (0 = every available core; core/parallel.hpp). Where (1) separates over the
+  /// classes — a one-vs-rest loss (ClassSeparableLoss) with an entrywise penalty (L1, ridge) —
+  /// the classes are cut into 2·`threads` ranges solved side by side (detail/class_ranges.hpp):
+  /// the iterates depend on the count, the certified optimum does not, and a given count
+  /// reproduces its result bit for bit. Other losses and penalties run on one thread.
+  int threads = 0;
   /// Parameters of the step rule (σ, β, ε, … for TsengYun; none for RichtarikTakac).
   StepRule step_rule{};
 
   /// Throws std::invalid_argument naming the first field out of range.
   void validate() const {
     detail::require_stopping_rule(tol, max_epochs, time_limit);
+    detail::require_nonnegative("threads", threads);
     step_rule.validate();
   }
 };

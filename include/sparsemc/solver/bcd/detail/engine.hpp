@@ -246,6 +246,14 @@ class BcdEngine {
     return certified;
   }
 
+  /// One epoch's named steps: the block visits, the measure and F, the certificate when due;
+  /// returns whether it certifies the iterate.
+  bool run_epoch() {
+    visit_blocks();
+    evaluate();
+    return certify();
+  }
+
   /// This epoch's report (the relative gap of (1) when it was evaluated).
   [[nodiscard]] EpochReport report(double seconds) const {
     EpochReport report{epoch_, F_, measure_, nnz_rows_, seconds};
@@ -297,6 +305,16 @@ class BcdEngine {
   [[nodiscard]] const Penalty& penalty() const noexcept { return penalty_; }
   /// The warm start's bias feature (−1 without a warm start), for the model's provenance.
   [[nodiscard]] double bias() const noexcept { return bias_; }
+  /// F at the current iterate and the last epoch's measure (over v_0).
+  [[nodiscard]] double objective() const noexcept { return F_; }
+  [[nodiscard]] double measure() const noexcept { return measure_; }
+  /// The last epoch's certificate, when it evaluated one.
+  [[nodiscard]] std::optional<DualityGap> epoch_certificate() const {
+    return gap_due_ ? std::optional<DualityGap>(epoch_gap_) : std::nullopt;
+  }
+  /// W (d × K, row j = W_j) and b (empty without an intercept) of the current iterate.
+  [[nodiscard]] const ClassMatrix<Scalar>& weights() const noexcept { return W_; }
+  [[nodiscard]] const ClassVector<Scalar>& intercept() const noexcept { return b_; }
 
  private:
   /// The check pass of the cyclic rule measures the rows left out from a table of per-sample
