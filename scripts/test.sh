@@ -11,7 +11,8 @@
 #   3. an install into a temporary prefix and the downstream find_package(sparsemc) example,
 #      built with g++ and with clang;
 #   4. the benchmarks in their smoke form;
-#   5. the readers' libFuzzer harnesses, 10 s each, when clang++-14 is installed.
+#   5. the readers' libFuzzer harnesses, 10 s each, when clang++-14 is installed;
+#   6. the parallel paths' tests under ThreadSanitizer (scripts/tsan.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -114,6 +115,13 @@ if command -v clang++-14 >/dev/null; then
   scripts/fuzz.sh 10
 else
   echo "-- skipped: clang++-14 not installed"
+fi
+
+stage "ThreadSanitizer: the parallel paths (scripts/tsan.sh)"
+if command -v clang++-14 >/dev/null && [ -f /usr/lib/llvm-14/lib/libarcher.so ]; then
+  scripts/tsan.sh
+else
+  echo "-- skipped: clang++-14 or libomp-14-dev not installed"
 fi
 
 stage "Sanitizer build (ASan + UBSan): what the background build has left"
