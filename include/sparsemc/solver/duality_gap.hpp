@@ -129,6 +129,8 @@ struct GapWorkspace {
   ClassVector<Scalar> class_scale, class_scale_other;  ///< per-class factors
   Eigen::VectorXd row_dual;                        ///< R°(G_j) of every row (d)
   Eigen::VectorXd sample_scale;                    ///< φ_i of (G3) (n)
+  /// Threads of the products XᵀD̃ (objective.hpp's weight_gradient); a solver sets its own.
+  int team = 1;
 
   /// Sizes every buffer for n samples, d features and K classes (what a solver does once in its
   /// setup, so that its epochs stay allocation-free); S only when the caller has no scores.
@@ -239,7 +241,7 @@ void dual_gradient(const Problem<Scalar, Index, Order>& problem, const ClassMatr
   const double inv_n = 1.0 / static_cast<double>(n);
   work.weighted.resize(n, A.cols());
   for (Index i = 0; i < n; ++i) work.weighted.row(i) = (static_cast<Scalar>(inv_n) * problem.weight(i)) * A.row(i);
-  weight_gradient(problem, work.weighted, work.G);
+  weight_gradient(problem, work.weighted, work.G, work.team);
 }
 
 /// θ of (G2) into work.class_sum (per class, all equal unless the problem separates over

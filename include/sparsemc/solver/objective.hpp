@@ -42,6 +42,7 @@
 #include <Eigen/SparseCore>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -50,6 +51,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../core/parallel.hpp"
 #include "../core/rng.hpp"
 #include "../core/traits.hpp"
 #include "../data/labels.hpp"
@@ -117,18 +119,62 @@ struct ClassSetLess {
   }
 };
 
+/// Sums over the samples add the partial sums of at most `max_sample_chunks` contiguous
+/// chunks of at least `min_chunk_samples` samples (their number a function of n only) in chunk
+/// order: the same bits on any number of threads, and a single chunk (n < 2·min_chunk_samples)
+/// is the plain loop. Design choices: 64 chunks keep two to 64 threads busy; a chunk under
+/// 1024 samples costs more to hand out than to sum.
+inline constexpr std::size_t max_sample_chunks = 64;
+inline constexpr std::size_t min_chunk_samples = 1024;
+
+/// Σ_{i<n} term(i) in double over the chunks above, on `team` threads; term(i) may also write
+/// sample i's own state.
+template <class Term>
+double sample_sum(int team, std::size_t n, Term&& term) {
+  const std::size_t chunks = std::clamp<std::size_t>(n / min_chunk_samples, 1, max_sample_chunks);
+  std::array<double, max_sample_chunks> partial{};
+  parallel_tasks(team, chunks, [&](std::size_t c) {
+    double sum = 0.0;
+    for (std::size_t i = n * c / chunks, end = n * (c + 1) / chunks; i < end; ++i) sum += term(i);
+    partial[c] = sum;
+  });
+  double sum = 0.0;
+  for (std::size_t c = 0; c < chunks; ++c) sum += partial[c];
+  return sum;
+}
+
+/// C = AB (or AᵀB when `Transposed`) for the products that gather each row of C from rows of B
+/// (A row-major, or column-major and transposed): C_o = Σ_{(o, i) ∈ A} a_oi B_i, in the order
+/// of Eigen's serial product (which under OpenMP would take OpenMP's team, not the caller's),
+/// the rows of C split into `team` contiguous ranges. The products that scatter rows of B into
+/// rows of C stay Eigen's serial ones: split by classes on two cores they ran 1.4× slower than
+/// on one thread, bound by the memory traffic of the scattered rows (docs/parallel.md).
+template <bool Transposed, class SparseA, class Dense, class Out>
+void gather_product(int team, const SparseA& A, const Dense& B, Out& C) {
+  static_assert(bool(SparseA::IsRowMajor) != Transposed, "gather_product: a product that gathers rows");
+  const auto parts = static_cast<std::size_t>(std::max<Eigen::Index>(1, std::min<Eigen::Index>(team, A.outerSize())));
+  parallel_tasks(team, parts, [&](std::size_t r) {
+    const auto count = static_cast<std::size_t>(A.outerSize());
+    for (auto o = static_cast<Eigen::Index>(count * r / parts); o < static_cast<Eigen::Index>(count * (r + 1) / parts); ++o) {
+      C.row(o).setZero();
+      for (typename SparseA::InnerIterator it(A, o); it; ++it) C.row(o) += it.value() * B.row(it.index());
+    }
+  });
+}
+
 }  // namespace detail
 
 // --- scores -------------------------------------------------------------------------------------
 
 /// S = XW + 1bᵀ (n × K) with Eigen's sparse × dense product: for a CSC X it scatters column j
-/// times row W_j: into the rows of S, for a CSR X it gathers row s_i = Σ_j x_ij W_j: (which
-/// Eigen parallelises when built with OpenMP). An empty `b` means b = 0.
+/// times row W_j: into the rows of S, for a CSR X it gathers row s_i = Σ_j x_ij W_j:, on `team`
+/// threads split over the samples (detail::gather_product). An empty `b` means b = 0.
 template <RealScalar Scalar, StorageIndex Index, int Order>
 void compute_scores(const Problem<Scalar, Index, Order>& problem, ClassMatrixRef<Scalar> W,
-                    ClassVectorRef<Scalar> b, ClassMatrix<Scalar>& S) {
+                    ClassVectorRef<Scalar> b, ClassMatrix<Scalar>& S, int team = 1) {
   S.resize(problem.n_samples(), W.cols());
-  S.noalias() = problem.X.eigen() * W;
+  if constexpr (Order == Eigen::RowMajor) detail::gather_product<false>(team, problem.X.eigen(), W, S);
+  else S.noalias() = problem.X.eigen() * W;
   if (b.size() > 0) S.rowwise() += b.transpose();
 }
 
@@ -171,15 +217,15 @@ void compute_scores(const Problem<Scalar, Index, Order>& problem, const LinearMo
 template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
   requires sparsemc::Loss<Loss, Scalar>
 double loss_value(const Loss& loss, const Problem<Scalar, Index, Order>& problem,
-                  ClassMatrixRef<Scalar> S) {
+                  ClassMatrixRef<Scalar> S, int team = 1) {
   const Index n = problem.n_samples();
-  double sum = 0.0;  // Σ_i c_i ℓ_i in double whatever the Scalar
-  for (Index i = 0; i < n; ++i) {
-    const Scalar c = problem.weight(i);
-    if (c == Scalar(0)) continue;
-    sum += static_cast<double>(c) *
-           static_cast<double>(loss.value(detail::const_row_span(S, i), problem.y[static_cast<std::size_t>(i)]));
-  }
+  // Σ_i c_i ℓ_i in double whatever the Scalar, in chunks (detail::sample_sum).
+  const double sum = detail::sample_sum(team, static_cast<std::size_t>(n), [&](std::size_t i) {
+    const Scalar c = problem.weight(static_cast<Index>(i));
+    if (c == Scalar(0)) return 0.0;
+    const auto s = detail::const_row_span(S, static_cast<Eigen::Index>(i));
+    return static_cast<double>(c) * static_cast<double>(loss.value(s, problem.y[i]));
+  });
   return sum / static_cast<double>(n);
 }
 
@@ -189,33 +235,34 @@ double loss_value(const Loss& loss, const Problem<Scalar, Index, Order>& problem
 template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
   requires SmoothLoss<Loss, Scalar>
 double loss_score_gradient(const Loss& loss, const Problem<Scalar, Index, Order>& problem,
-                           ClassMatrixRef<Scalar> S, ClassMatrix<Scalar>& D) {
+                           ClassMatrixRef<Scalar> S, ClassMatrix<Scalar>& D, int team = 1) {
   const Index n = problem.n_samples();
   D.resize(S.rows(), S.cols());
   const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
-  double sum = 0.0;
-  for (Index i = 0; i < n; ++i) {
-    const Scalar c = problem.weight(i);
+  const double sum = detail::sample_sum(team, static_cast<std::size_t>(n), [&](std::size_t i) {
+    const auto r = static_cast<Eigen::Index>(i);
+    const Scalar c = problem.weight(static_cast<Index>(i));
     if (c == Scalar(0)) {
-      D.row(i).setZero();
-      continue;
+      D.row(r).setZero();
+      return 0.0;
     }
     // The loss writes ∇ℓ(s_i) into row i of D and returns ℓ(s_i); then D_i ← (c_i/n) ∇ℓ.
-    const Scalar value = loss.gradient(detail::const_row_span(S, i), problem.y[static_cast<std::size_t>(i)],
-                                       detail::row_span(D, i));
-    sum += static_cast<double>(c) * static_cast<double>(value);
-    D.row(i) *= c * inv_n;
-  }
+    const Scalar value = loss.gradient(detail::const_row_span(S, r), problem.y[i], detail::row_span(D, r));
+    D.row(r) *= c * inv_n;
+    return static_cast<double>(c) * static_cast<double>(value);
+  });
   return sum / static_cast<double>(n);
 }
 
 /// ∇_W L = XᵀD (d × K), D from `loss_score_gradient`. CSC X gathers each row of G from the
-/// rows of D; CSR X scatters each sample's row of D into the rows of G.
+/// rows of D, on `team` threads split over the features (detail::gather_product); CSR X
+/// scatters each sample's row of D into the rows of G.
 template <RealScalar Scalar, StorageIndex Index, int Order>
 void weight_gradient(const Problem<Scalar, Index, Order>& problem, ClassMatrixRef<Scalar> D,
-                     ClassMatrix<Scalar>& G) {
+                     ClassMatrix<Scalar>& G, int team = 1) {
   G.resize(problem.n_features(), D.cols());
-  G.noalias() = problem.X.eigen().transpose() * D;
+  if constexpr (Order == Eigen::ColMajor) detail::gather_product<true>(team, problem.X.eigen(), D, G);
+  else G.noalias() = problem.X.eigen().transpose() * D;
 }
 
 /// ∇_b L = Dᵀ1 (K), D from `loss_score_gradient`.

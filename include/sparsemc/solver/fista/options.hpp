@@ -52,6 +52,10 @@ struct ProxGradientOptions {
   double lipschitz_scale = 1.0;
   /// Power-method iterations for ‖X̃ᵀCX̃/n‖₂ (≥ 1).
   int power_iterations = 100;
+  /// Threads of the passes over X (0 = every available core; core/parallel.hpp): the products
+  /// XW and XᵀD split the samples, features or classes, the loss pass fixed chunks of samples,
+  /// so that every count gives the same iterates (docs/parallel.md).
+  int threads = 0;
 
   /// Throws std::invalid_argument naming the first field out of range.
   void validate() const {
@@ -61,6 +65,7 @@ struct ProxGradientOptions {
     detail::require_positive("lipschitz_scale", lipschitz_scale);
     detail::require_finite("lipschitz_scale", lipschitz_scale);
     detail::require_positive("power_iterations", power_iterations);
+    detail::require_nonnegative("threads", threads);
   }
 };
 

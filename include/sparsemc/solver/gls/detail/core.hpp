@@ -247,15 +247,14 @@ double link_residual_row(const Loss& loss, const Prob& problem, const ClassMatri
 }
 
 /// Link residuals for every sample: D_i = (c_i/n)(g(s_i) − y_i) = (c_i/n)∇ℓ(s_i, y_i) (n × K);
-/// returns the loss part (1/n) Σ_i c_i ℓ(s_i, y_i). Parallel over samples with OpenMP.
+/// returns the loss part (1/n) Σ_i c_i ℓ(s_i, y_i). Parallel over fixed chunks of samples
+/// (objective.hpp's sample_sum): the same sum on any number of threads.
 template <class Loss, class Prob, class Scalar>
 double link_residual(const Loss& loss, const Prob& problem, const ClassMatrix<Scalar>& S, ClassMatrix<Scalar>& D) {
-  const Eigen::Index n = problem.n_samples();
-  double sum = 0.0;
-#ifdef SPARSEMC_USE_OPENMP
-#pragma omp parallel for schedule(static) reduction(+ : sum)
-#endif
-  for (Eigen::Index i = 0; i < n; ++i) sum += link_residual_row(loss, problem, S, D, i);
+  const auto n = static_cast<std::size_t>(problem.n_samples());
+  const double sum = sample_sum(available_threads(), n, [&](std::size_t i) {
+    return link_residual_row(loss, problem, S, D, static_cast<Eigen::Index>(i));
+  });
   return sum / static_cast<double>(n);
 }
 
