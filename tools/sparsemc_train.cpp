@@ -593,7 +593,8 @@ int main(int argc, char** argv) {
       ->check(integer_at_least(0));
   app.add_option("--threads", args.fit.threads,
                  wrap("threads, an integer >= 0 (default 0: every core, OMP_NUM_THREADS if set; 1 in a build without "
-                      "OpenMP). Used by the one-vs-rest losses with an l1 or no penalty (bcd), fbpd, gls and prediction"))
+                      "OpenMP). Used by the one-vs-rest losses with an l1 or no penalty (bcd), fbpd, fista, gls and "
+                      "prediction"))
       ->type_name("N")
       ->check(integer_at_least(0));
   app.add_option("--bias", args.bias,
