@@ -23,12 +23,6 @@ namespace {
 
 constexpr int thread_counts[] = {1, 2, 3};
 
-/// Whole W (d × K) of a model, dense.
-template <class Scalar>
-typename LinearModel<Scalar>::RowMatrix dense(const LinearModel<Scalar>& model) {
-  return model.dense();
-}
-
 /// The certified fits of one solver at 1, 2 and 3 threads agree within their gaps, each
 /// certificate bounds the whole problem's objective at its model, and a repeated fit at the
 /// same count is the same model bit for bit.
@@ -46,7 +40,7 @@ void check_thread_counts(Solver make_solver, const Problem& problem, double tol)
     const DualityGap whole = duality_gap(solver.loss(), solver.penalty(), problem, fit.model, work);
     CHECK(whole.primal == Approx(fit.info.objective).epsilon(1e-12));
     const Result<double> again = solver.fit(problem);
-    CHECK((dense(again.model).array() == dense(fit.model).array()).all());
+    CHECK((again.model.dense().array() == fit.model.dense().array()).all());
     CHECK(again.model.intercept() == fit.model.intercept());
     fits.push_back(std::move(fit));
   }
@@ -154,7 +148,7 @@ TEST_CASE("FISTA's passes give the same iterates at 1, 2 and 3 threads", "[paral
       const Result<double> many = row_major ? fit(csr.problem(), threads) : fit(csc.problem(), threads);
       CHECK(many.info.epochs == one.info.epochs);
       CHECK(many.info.objective == one.info.objective);
-      CHECK((dense(many.model).array() == dense(one.model).array()).all());
+      CHECK((many.model.dense().array() == one.model.dense().array()).all());
     }
   }
 }
