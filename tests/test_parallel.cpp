@@ -6,9 +6,17 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <sparsemc/sparsemc.hpp>
@@ -48,6 +56,82 @@ void check_thread_counts(Solver make_solver, const Problem& problem, double tol)
     const double bound = fits.front().info.duality_gap + fit.info.duality_gap;
     CHECK(std::abs(fit.info.objective - fits.front().info.objective) <= bound * (1 + 1e-9) + 1e-13);
   }
+}
+
+/// LIBSVM text of `lines` lines: samples of up to 12 features with values of every form the
+/// grammar allows, and here and there a blank line, a comment line, a comment after a
+/// sample, a qid, CRLF. Multilabel lines have 0 to 3 labels.
+std::string libsvm_text(int lines, bool multilabel, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> label(1, 9), gap(1, 40), count(0, 12), kind(0, 40);
+  std::uniform_real_distribution<double> value(-3, 3);
+  std::string text;
+  char number[32];
+  for (int i = 0; i < lines; ++i) {
+    const int k = kind(rng);
+    if (k == 0) {
+      text += "\n";
+      continue;
+    }
+    if (k == 1) {
+      text += "# a comment: 1:2\n";
+      continue;
+    }
+    if (multilabel) {
+      for (int l = 0, m = label(rng) % 4; l < m; ++l) text += (l ? "," : "") + std::to_string(label(rng));
+    } else {
+      text += std::to_string(label(rng));
+    }
+    if (k == 2) text += " qid:7";
+    for (int j = 0, index = 0, m = count(rng); j < m; ++j) {
+      index += gap(rng);
+      std::snprintf(number, sizeof number, " %d:%.*g", index, 1 + j % 17, value(rng));
+      text += number;
+    }
+    text += k == 3 ? " # note\n" : k == 4 ? "\r\n" : "\n";
+  }
+  return text;
+}
+
+/// A byte source that hands out at most `chunk` bytes a read, as a pipe does, so that
+/// read_blocks goes through many blocks and carried lines.
+struct TrickleSource {
+  std::string_view text;
+  std::size_t chunk;
+  std::optional<std::size_t> size() const { return std::nullopt; }
+  std::size_t read(char* dst, std::size_t capacity) {
+    const std::size_t got = std::min({capacity, chunk, text.size()});
+    std::copy_n(text.data(), got, dst);
+    text.remove_prefix(got);
+    return got;
+  }
+};
+
+/// X, the labels and the label table of two reads are the same bit for bit.
+void require_same_data(const Dataset<double>& a, const Dataset<double>& b) {
+  REQUIRE(a.n_samples() == b.n_samples());
+  REQUIRE(a.n_features() == b.n_features());
+  REQUIRE(a.nnz() == b.nnz());
+  const auto x = a.csr(), y = b.csr();
+  CHECK(std::ranges::equal(x.outer_ptr(), y.outer_ptr()));
+  CHECK(std::ranges::equal(x.inner_indices(), y.inner_indices()));
+  CHECK(std::ranges::equal(x.values(), y.values()));
+  CHECK(a.encoder().labels() == b.encoder().labels());
+  REQUIRE(a.labels().size() == b.labels().size());
+  bool same_labels = true;
+  for (std::size_t i = 0; i < a.labels().size(); ++i)
+    same_labels &= std::ranges::equal(a.labels().view()[i], b.labels().view()[i]);
+  CHECK(same_labels);
+}
+
+/// What parsing `text` throws ("" when it does not).
+std::string parse_error_of(std::string_view text, io::LibsvmOptions options) {
+  try {
+    (void)io::parse_libsvm<double>(text, options, "in.svm");
+  } catch (const io::ParseError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace
@@ -170,4 +254,80 @@ TEST_CASE("prediction over the samples is the same at any thread count", "[paral
 #endif
   }();
   CHECK((fit.model.decision_function(X).array() == serial.array()).all());
+}
+
+TEST_CASE("the LIBSVM reader gives the serial result at 1, 2 and 3 threads", "[parallel][io]") {
+  for (const bool multilabel : {false, true}) {
+    INFO((multilabel ? "multilabel" : "multiclass"));
+    // About 2 MB: pieces of every thread in one round, and many rounds through a trickle.
+    std::string text = libsvm_text(40000, multilabel, multilabel ? 11 : 7);
+    const io::LibsvmOptions serial{.threads = 1};
+    const auto expected = io::parse_libsvm<double>(text, serial);
+    REQUIRE(expected.multilabel() == multilabel);
+    const auto path = std::filesystem::temp_directory_path() / "sparsemc_test_parallel_reader.svm";
+    std::ofstream(path, std::ios::binary) << text;
+    for (const int threads : thread_counts) {
+      INFO("threads " << threads);
+      const io::LibsvmOptions options{.threads = threads};
+      require_same_data(io::parse_libsvm<double>(text, options), expected);
+      require_same_data(io::read_libsvm_plain<double>(path, options), expected);
+      TrickleSource trickle{text, 300000};
+      require_same_data(io::detail::read_blocks<double, std::int32_t>(trickle, options, "trickle"), expected);
+      // A last line without '\n', and a caller's label table that the file extends.
+      const auto unterminated = std::string_view(text).substr(0, text.size() - 1);
+      require_same_data(io::parse_libsvm<double>(unterminated, options),
+                        io::parse_libsvm<double>(unterminated, serial));
+      io::LibsvmOptions extend = options;
+      extend.labels = LabelEncoder(std::vector<Label>{2, 5, 100});
+      extend.unknown_label = io::UnknownLabel::extend;
+      io::LibsvmOptions extend_serial = extend;
+      extend_serial.threads = 1;
+      require_same_data(io::parse_libsvm<double>(text, extend), io::parse_libsvm<double>(text, extend_serial));
+    }
+    std::filesystem::remove(path);
+  }
+  CHECK_THROWS_WITH(io::parse_libsvm<double>("1 1:1\n", {.threads = -1}),
+                    Catch::Contains("LibsvmOptions::threads must be >= 0"));
+}
+
+TEST_CASE("the LIBSVM reader reports an error at the serial position at any thread count", "[parallel][io]") {
+  const std::string text = libsvm_text(40000, false, 5);
+  // Line starts, to plant errors early, in the middle and near the end.
+  std::vector<std::size_t> line_starts{0};
+  for (std::size_t p = text.find('\n'); p + 1 < text.size(); p = text.find('\n', p + 1)) line_starts.push_back(p + 1);
+  const auto planted = [&](std::size_t line, std::string_view bad) {
+    std::string copy = text;
+    copy.insert(line_starts[line], bad);
+    return copy;
+  };
+  struct Case {
+    std::string text;
+    std::string expected;
+    std::int64_t n_features = 0;  // the options: a fixed d,
+    bool label_table = false;     // and the labels 1..9 as the caller's table
+  };
+  std::vector<Case> cases;
+  for (const std::size_t line : {std::size_t{3}, line_starts.size() / 2, line_starts.size() - 2}) {
+    const std::string at = "in.svm:" + std::to_string(line + 1) + ":";
+    cases.push_back({planted(line, "4 7:x\n"), at + "5: value 'x' is not a number"});
+    cases.push_back({planted(line, "4 9:1 2:1\n"), at + "7: feature indices must be strictly increasing: 2 after 9"});
+    // Reported only once the input is exhausted (no comma made the file multilabel).
+    cases.push_back({planted(line, " 3:1\n"), at + "2: missing label"});
+    cases.push_back({planted(line, "77 1:1\n"), at + "1: label 77 is not in the given label table", 0, true});
+    cases.push_back({planted(line, "1 999:1\n"), at + "3: feature index 999 is beyond", 600});
+  }
+  // Two errors: the first in the file wins, even when a later piece parses first.
+  cases.push_back({planted(line_starts.size() - 2, "4 7:y\n"), "in.svm:10:5: value 'z' is not a number"});
+  cases.back().text.insert(line_starts[9], "4 1:z\n");
+  for (const Case& c : cases) {
+    INFO(c.expected);
+    for (const int threads : thread_counts) {
+      INFO("threads " << threads);
+      io::LibsvmOptions options{.n_features = c.n_features, .threads = threads};
+      if (c.label_table) options.labels = LabelEncoder(std::vector<Label>{1, 2, 3, 4, 5, 6, 7, 8, 9});
+      const std::string error = parse_error_of(c.text, options);
+      INFO("got " << error);
+      CHECK(error.starts_with(c.expected));
+    }
+  }
 }

@@ -32,7 +32,9 @@
 ///
 /// Speed: the input is read in blocks of a few MiB, numbers are parsed in place with
 /// `std::from_chars` (no streams, no per-line allocation) and appended to the CSR arrays
-/// that become X.
+/// that become X. With `LibsvmOptions::threads` ≠ 1 a block is cut at line ends into pieces
+/// that the threads parse side by side, and the next block is read meanwhile; the pieces are
+/// joined in order, so X, the labels and any error's position are the serial reader's.
 ///
 /// \code
 ///   #include <sparsemc/io/libsvm_reader.hpp>
@@ -58,7 +60,9 @@
 #include <filesystem>
 #include <istream>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -66,6 +70,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/parallel.hpp"
 #include "../data/dataset.hpp"
 #include "detail/number.hpp"
 #include "parse_error.hpp"
@@ -111,12 +116,18 @@ struct LibsvmOptions {
   std::optional<LabelEncoder> labels = std::nullopt;
   /// What a label missing from `labels` does (ignored when `labels` is empty).
   UnknownLabel unknown_label = UnknownLabel::error;
+  /// Threads that parse: 0 = every core (`available_threads()`), 1 = serial. The result is
+  /// the same bit for bit at every count, and so is the error a malformed input throws.
+  int threads = 0;
 
   /// Throws `std::invalid_argument` naming the field when an option is out of range.
   void validate() const {
     if (n_features < 0)
       throw std::invalid_argument("LibsvmOptions::n_features must be >= 0 (0 = largest index in the file), got " +
                                   std::to_string(n_features));
+    if (threads < 0)
+      throw std::invalid_argument("LibsvmOptions::threads must be >= 0 (0 = every core), got " +
+                                  std::to_string(threads));
   }
 };
 
@@ -199,6 +210,60 @@ class LibsvmParser {
       p = parse_features(p, end);
       end_sample();
     }
+  }
+
+  /// Samples and entries parsed so far.
+  [[nodiscard]] std::int64_t n_samples() const noexcept { return static_cast<std::int64_t>(row_ptr_.size()) - 1; }
+  [[nodiscard]] std::int64_t n_entries() const noexcept { return nnz_; }
+
+  /// Forgets every line parsed but keeps the arrays' capacity: a piece parser of
+  /// `PieceParsers` starts each piece this way.
+  void restart() noexcept {
+    line_ = 0;
+    saw_multilabel_sign_ = false;
+    missing_label_line_ = missing_label_column_ = 0;
+    row_ptr_.resize(1);
+    label_ptr_.resize(1);
+    labels_.clear();
+    unknown_.clear();
+    nnz_ = 0;
+    max_column_ = -1;
+  }
+
+  /// Appends what `pieces` parsed, in order: the first piece's lines follow this parser's,
+  /// each next piece's the previous one's. Line numbers (of the deferred missing-label
+  /// error) move by the lines before the piece; the arrays are sized once and the pieces
+  /// copied into them on `team` threads. The caller has checked that the samples and
+  /// entries fit Index.
+  void append(std::span<const std::unique_ptr<LibsvmParser>> pieces, int team) {
+    std::int64_t nnz = nnz_;
+    std::size_t rows = row_ptr_.size() - 1;
+    std::size_t labels = labels_.size();
+    piece_offsets_.clear();
+    for (const auto& piece : pieces) {
+      piece_offsets_.push_back({static_cast<Index>(nnz), rows, labels});
+      nnz += piece->nnz_;
+      rows += piece->row_ptr_.size() - 1;
+      labels += piece->labels_.size();
+      if (missing_label_line_ == 0 && piece->missing_label_line_ > 0) {
+        missing_label_line_ = line_ + piece->missing_label_line_;
+        missing_label_column_ = piece->missing_label_column_;
+      }
+      line_ += piece->line_;
+      saw_multilabel_sign_ |= piece->saw_multilabel_sign_;
+      max_column_ = std::max(max_column_, piece->max_column_);
+      unknown_.insert(unknown_.end(), piece->unknown_.begin(), piece->unknown_.end());
+    }
+    if (nnz > capacity_) {  // grow geometrically, so that appending round after round stays linear
+      const std::int64_t grown = std::min<std::int64_t>(index_max, capacity_ + capacity_ / 2);
+      set_capacity(static_cast<Index>(std::max(nnz, grown)));
+    }
+    row_ptr_.resize(rows + 1);
+    label_ptr_.resize(rows + 1);
+    labels_.resize(labels);
+    sparsemc::detail::parallel_tasks(team, pieces.size(),
+                                     [&](std::size_t t) { copy_piece(*pieces[t], piece_offsets_[t]); });
+    nnz_ = static_cast<Index>(nnz);
   }
 
   /// Sizes the arrays for an input of `total_bytes`, extrapolating from the `parsed_bytes`
@@ -512,6 +577,28 @@ class LibsvmParser {
     capacity_ = capacity;
   }
 
+  // ---- pieces ---------------------------------------------------------------------------
+
+  /// Where a piece's arrays start in this parser's.
+  struct PieceOffsets {
+    Index entries;
+    std::size_t rows;
+    std::size_t labels;
+  };
+
+  /// Copies `piece`'s arrays to `at` (room made by `append`), shifting its offsets.
+  void copy_piece(const LibsvmParser& piece, const PieceOffsets& at) {
+    const auto entries = static_cast<std::size_t>(piece.nnz_);
+    std::copy_n(piece.entries_.indexPtr(), entries, entries_.indexPtr() + at.entries);
+    std::copy_n(piece.entries_.valuePtr(), entries, entries_.valuePtr() + at.entries);
+    const auto label_shift = static_cast<std::int64_t>(at.labels);
+    for (std::size_t i = 1; i < piece.row_ptr_.size(); ++i) {
+      row_ptr_[at.rows + i] = piece.row_ptr_[i] + at.entries;
+      label_ptr_[at.rows + i] = piece.label_ptr_[i] + label_shift;
+    }
+    std::copy(piece.labels_.begin(), piece.labels_.end(), labels_.begin() + static_cast<std::ptrdiff_t>(at.labels));
+  }
+
   // ---- samples --------------------------------------------------------------------------
 
   /// Closes the current line's sample: its end in the entry arrays and in the label arrays.
@@ -553,6 +640,114 @@ class LibsvmParser {
   std::vector<std::int64_t> label_ptr_;
   std::vector<Label> labels_;
   std::vector<Label> unknown_;
+  // Where `append` puts each piece (kept between blocks).
+  std::vector<PieceOffsets> piece_offsets_;
+};
+
+/// Pieces of input below this size are not worth a thread of their own.
+inline constexpr std::size_t min_piece_bytes = std::size_t{64} << 10;
+
+/// Bytes of one piece, and pieces per thread and round. Many small pieces balance the
+/// threads (one of them also reads the next block), and long rounds make the joins rare:
+/// a round of a thread is the serial reader's block.
+inline constexpr std::size_t piece_bytes = std::size_t{1} << 20;
+inline constexpr std::size_t pieces_per_thread = 8;
+/// At most this many pieces per round (a round's bytes are held twice, see `read_blocks`).
+inline constexpr std::size_t max_pieces = 64;
+
+/// Parses complete lines on several threads into a main parser, with the result and the
+/// errors of the main parser parsing them alone. Each round cuts its bytes at line ends into
+/// up to `pieces_per_thread` pieces per thread, parses every piece with a parser of its own
+/// and appends the pieces to the main parser in order (`LibsvmParser::append`). A piece
+/// whose parser threw, or whose samples would overflow Index, is parsed again, with every
+/// piece after it, by the main parser: it knows the lines before the piece, so the error it
+/// throws has the serial reader's line and column.
+template <RealScalar Scalar, StorageIndex Index>
+class PieceParsers {
+  using Parser = LibsvmParser<Scalar, Index>;
+
+ public:
+  PieceParsers(const LibsvmOptions& options, const std::string& name, int team)
+      : team_(std::max(team, 1)),
+        cuts_(std::min(pieces_per_thread * static_cast<std::size_t>(team_), max_pieces) + 1),
+        failed_(cuts_.size() - 1) {
+    if (team_ > 1)
+      for (std::size_t t = 0; t < failed_.size(); ++t) parsers_.push_back(std::make_unique<Parser>(options, name));
+  }
+
+  /// Bytes of one round: a block for the reader.
+  [[nodiscard]] std::size_t round_bytes() const noexcept { return failed_.size() * piece_bytes; }
+
+  /// Parses the complete lines in [begin, end) (`end[-1]` is '\n') into `main`, running
+  /// `beside()` (reading the next block, say) on a thread of the first round.
+  template <class Beside = void (*)()>
+  void parse(Parser& main, const char* begin, const char* end, Beside&& beside = [] {}) {
+    const std::size_t round_bytes = this->round_bytes();
+    for (bool first = true; first || begin < end; first = false) {
+      const char* stop = end;
+      if (static_cast<std::size_t>(end - begin) > round_bytes) stop = line_end(begin + round_bytes, end);
+      if (first)
+        parse_round(main, begin, stop, beside);
+      else
+        parse_round(main, begin, stop, [] {});
+      begin = stop;
+    }
+  }
+
+ private:
+  /// The start of the line after the one holding `p` (`end[-1]` is '\n').
+  static const char* line_end(const char* p, const char* end) noexcept {
+    return static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p))) + 1;
+  }
+
+  /// One round: `beside()` and the pieces as tasks of one parallel loop, then the join.
+  template <class Beside>
+  void parse_round(Parser& main, const char* begin, const char* end, Beside&& beside) {
+    const auto bytes = static_cast<std::size_t>(end - begin);
+    const std::size_t count = std::min(bytes / min_piece_bytes, parsers_.size());
+    if (count <= 1) {
+      beside();
+      if (begin < end) main.parse(begin, end);
+      return;
+    }
+    // Cut at line ends; a line longer than a piece leaves the next piece empty.
+    cuts_[0] = begin;
+    for (std::size_t t = 1; t < count; ++t)
+      cuts_[t] = std::max(cuts_[t - 1], line_end(begin + t * bytes / count - 1, end));
+    cuts_[count] = end;
+    // Task 0 runs beside(); task t ≥ 1 parses piece t − 1.
+    sparsemc::detail::parallel_tasks(team_, count + 1, [&](std::size_t task) {
+      if (task == 0) {
+        beside();
+        return;
+      }
+      const std::size_t t = task - 1;
+      parsers_[t]->restart();
+      try {
+        parsers_[t]->parse(cuts_[t], cuts_[t + 1]);
+        failed_[t] = 0;
+      } catch (const ParseError&) {
+        failed_[t] = 1;  // parsed again below by `main`, which places the error
+      }
+    });
+    // The leading pieces that parsed and fit Index go in at once; the rest, serially.
+    std::size_t good = 0;
+    std::int64_t rows = main.n_samples();
+    std::int64_t entries = main.n_entries();
+    constexpr auto index_max = static_cast<std::int64_t>(std::numeric_limits<Index>::max());
+    for (; good < count && failed_[good] == 0; ++good) {
+      rows += parsers_[good]->n_samples();
+      entries += parsers_[good]->n_entries();
+      if (rows > index_max || entries > index_max) break;
+    }
+    main.append(std::span<const std::unique_ptr<Parser>>(parsers_).first(good), team_);
+    for (std::size_t t = good; t < count; ++t) main.parse(cuts_[t], cuts_[t + 1]);
+  }
+
+  int team_;
+  std::vector<std::unique_ptr<Parser>> parsers_;
+  std::vector<const char*> cuts_;
+  std::vector<unsigned char> failed_;
 };
 
 /// Default block size of the chunked readers (bytes).
@@ -564,24 +759,31 @@ inline constexpr std::size_t first_block_size = std::size_t{64} << 10;
 
 /// Drives a parser over a byte source with `std::size_t read(char* dst, std::size_t cap)`
 /// (returns 0 at the end) and `std::optional<std::size_t> size()` (the total, when known,
-/// to size the arrays after the first block): reads big blocks, parses the complete lines of each and carries
-/// the partial last line over; a line longer than the block grows the buffer.
+/// to size the arrays after the first block): reads big blocks, parses the complete lines of
+/// each and carries the partial last line over; a line longer than the block grows the
+/// buffer. Two buffers take turns: the next block is read while this one's lines are parsed.
 template <RealScalar Scalar, StorageIndex Index, class Source>
 Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options, std::string name,
                                    std::size_t block_size = default_block_size) {
-  LibsvmParser<Scalar, Index> parser(options, std::move(name));
+  LibsvmParser<Scalar, Index> parser(options, name);
+  // With several threads a block is a round of pieces (see PieceParsers).
+  const int team = resolve_threads(options.threads);
+  PieceParsers<Scalar, Index> pieces(options, name, team);
+  if (team > 1) block_size = std::max(block_size, pieces.round_bytes());
   const std::optional<std::size_t> total = source.size();
   // A file smaller than the block is read into a buffer of its own size: zero-filling an unused
   // 4 MB block costs ~1000 page faults, more time than reading and solving a small data set.
   // An input of unknown size starts with first_block_size and grows as it proves larger.
   const std::size_t block = std::min(block_size, total ? *total + 1 : first_block_size);
   std::vector<char> buffer(std::max<std::size_t>(block, 1) + 1);  // +1: room for a final '\n'
-  std::size_t filled = 0;
+  std::vector<char> next;
+  std::size_t room = buffer.size() - 1;
+  std::size_t got = source.read(buffer.data(), room);
+  std::size_t filled = got;
+  std::size_t scanned = 0;  // buffer[0, scanned) holds no '\n'
   bool first_block = true;
-  // buffer[0, filled) holds the bytes not parsed yet: at most one incomplete line.
+  // buffer[0, filled) holds the bytes not parsed yet; the last `got` of them were just read.
   for (;;) {
-    const std::size_t room = buffer.size() - 1 - filled;
-    const std::size_t got = source.read(buffer.data() + filled, room);
     if (got == 0) {
       if (filled > 0) {  // last line without '\n'
         buffer[filled] = '\n';
@@ -589,23 +791,30 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
       }
       return parser.finish(filled);
     }
-    const std::size_t scanned = filled;  // the carried bytes hold no '\n': search only new ones
-    filled += got;
-    const auto last = std::string_view(buffer.data() + scanned, got).rfind('\n');
+    const auto last = std::string_view(buffer.data() + scanned, filled - scanned).rfind('\n');
     if (last == std::string_view::npos) {  // still inside one line: read on, growing if full
       if (filled == buffer.size() - 1) buffer.resize(2 * buffer.size());
+      scanned = filled;
+      room = buffer.size() - 1 - filled;
+      got = source.read(buffer.data() + filled, room);
+      filled += got;
       continue;
     }
-    // Parse every complete line, then move the incomplete rest to the front.
+    // The incomplete rest goes to the front of the next buffer, which is then filled while the
+    // complete lines are parsed; a read that filled its room asks for a larger next block.
     const std::size_t used = scanned + last + 1;
-    parser.parse(buffer.data(), buffer.data() + used);
+    const std::size_t carry = filled - used;
+    const bool grow = got == room && buffer.size() - 1 < block_size;
+    next.resize(grow ? std::min(2 * (buffer.size() - 1), block_size) + 1 : buffer.size());
+    std::memcpy(next.data(), buffer.data() + used, carry);
+    room = next.size() - 1 - carry;
+    pieces.parse(parser, buffer.data(), buffer.data() + used,
+                 [&] { got = source.read(next.data() + carry, room); });
     if (first_block && total) parser.reserve_for(*total, used);
     first_block = false;
-    std::memmove(buffer.data(), buffer.data() + used, filled - used);
-    filled -= used;
-    // The source filled the buffer: there is likely more, read on in larger blocks.
-    if (got == room && buffer.size() - 1 < block_size)
-      buffer.resize(std::min(2 * (buffer.size() - 1), block_size) + 1);
+    buffer.swap(next);
+    filled = carry + got;
+    scanned = carry;
   }
 }
 
@@ -672,13 +881,14 @@ template <RealScalar Scalar, StorageIndex Index = std::int32_t>
 [[nodiscard]] Dataset<Scalar, Index> parse_libsvm(std::string_view text, const LibsvmOptions& options = {},
                                                   const std::string& name = "<buffer>") {
   detail::LibsvmParser<Scalar, Index> parser(options, name);
+  detail::PieceParsers<Scalar, Index> pieces(options, name, resolve_threads(options.threads));
   const auto last = text.rfind('\n');
   const std::size_t complete = last == std::string_view::npos ? 0 : last + 1;
   // The first MiB (up to a line end) gives the estimate that sizes the arrays for the rest.
   const auto head_end = complete > (std::size_t{1} << 20) ? text.find('\n', std::size_t{1} << 20) + 1 : complete;
-  parser.parse(text.data(), text.data() + head_end);
+  pieces.parse(parser, text.data(), text.data() + head_end);
   parser.reserve_for(complete, head_end);
-  parser.parse(text.data() + head_end, text.data() + complete);
+  pieces.parse(parser, text.data() + head_end, text.data() + complete);
   const std::size_t tail = text.size() - complete;
   if (tail > 0) {
     std::string line(text.substr(complete));
