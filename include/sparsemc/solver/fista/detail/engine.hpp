@@ -28,6 +28,7 @@
 #include "../../objective.hpp"
 #include "../../solver_base.hpp"
 #include "../options.hpp"
+#include "products.hpp"
 
 namespace sparsemc::detail {
 
@@ -62,6 +63,7 @@ class FistaEngine {
         penalty_(penalty),
         options_(options),
         team_(resolve_threads(options.threads)),
+        products_(problem, team_),
         K_(problem.n_classes()),
         st_(problem.n_features(), problem.n_samples(), K_, options.fit_intercept ? K_ : 0),
         labels_(initial != nullptr ? initial->labels() : cold_start_labels(K_)),
@@ -231,7 +233,7 @@ class FistaEngine {
   void load_warm_start(const LinearModel<Scalar>& initial) {
     initial.copy_to(st_.W);
     if (options_.fit_intercept && initial.has_intercept()) st_.b = initial.intercept();
-    compute_scores(problem_, st_.W, st_.b, st_.S, team_);
+    products_.scores(st_.W, st_.b, st_.S);
     f_Y_ = gradient(st_.S);
   }
 
@@ -251,7 +253,7 @@ class FistaEngine {
     Step step;
     for (int trial = 0; trial < max_backtracking && std::isfinite(L_); ++trial) {
       nnz_rows_ = forward_backward(st_.Y, st_.b_Y, static_cast<Scalar>(1.0 / L_), st_.W_next, st_.b_next);
-      compute_scores(problem_, st_.W_next, st_.b_next, st_.S_next, team_);
+      products_.scores(st_.W_next, st_.b_next, st_.S_next);
       step.loss = loss_value(loss_, problem_, st_.S_next, team_);
       step.distance2 = static_cast<double>((st_.W_next - st_.Y).squaredNorm() + (st_.b_next - st_.b_Y).squaredNorm());
       const double linear =
@@ -328,7 +330,7 @@ class FistaEngine {
   /// D, G and g_b at the scores S; returns the loss part there.
   double gradient(const ClassMatrix<Scalar>& S) {
     const double value = loss_score_gradient(loss_, problem_, S, st_.D, team_);
-    weight_gradient(problem_, st_.D, st_.G, team_);
+    products_.weight_gradient(st_.D, st_.G);
     if (st_.g_b.size() > 0) intercept_gradient(st_.D, st_.g_b);
     return value;
   }
@@ -353,6 +355,7 @@ class FistaEngine {
   const Penalty& penalty_;
   const ProxGradientOptions& options_;
   int team_;  // threads of the passes over X
+  FistaProducts<Scalar, Index, Order> products_;
   ClassIndex K_;
   FistaState<Scalar> st_;
   std::vector<Label> labels_;  // of the returned model: 0..K−1 or the warm start's
