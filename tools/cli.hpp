@@ -10,6 +10,10 @@
 ///   2  bad input: the reader's `file:line:column: what`, or a file that cannot be opened
 ///   3  numerical failure: the solver reported numerical_issue (non-finite values)
 
+#ifdef SPARSEMC_USE_OPENMP
+#include <omp.h>
+#endif
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <sparsemc/version.hpp>
@@ -141,6 +145,24 @@ inline std::string wrap(std::string_view text, std::size_t width = 64) {
   }
   flush();
   return out;
+}
+
+/// Adds --threads N to a tool (0, the default: every core); `used_by` says what runs on them.
+inline void add_threads_option(CLI::App& app, int& threads, const std::string& used_by) {
+  app.add_option("--threads", threads,
+                 wrap("threads, an integer >= 0 (default 0: every core, OMP_NUM_THREADS if set; 1 in a build without "
+                      "OpenMP). Used by " + used_by))
+      ->type_name("N")
+      ->check(integer_at_least(0));
+}
+
+/// Makes `threads` (> 0; 0 keeps OpenMP's default) the team of the tool's parallel loops.
+inline void use_threads(int threads) {
+#ifdef SPARSEMC_USE_OPENMP
+  if (threads > 0) omp_set_num_threads(threads);
+#else
+  (void)threads;
+#endif
 }
 
 /// Runs a tool's body and maps what escapes it to the exit statuses above; every message goes

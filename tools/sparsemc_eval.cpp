@@ -29,6 +29,7 @@ struct EvalArgs {
   std::optional<double> lambda, mu;
   std::vector<std::string> class_weights;
   bool zero_based = false, json = false, multilabel = false;
+  int threads = 0;
 };
 
 /// The model with its classes in increasing label order (the order the reader gives the data's
@@ -70,6 +71,7 @@ LinearModel<double> with_sorted_labels(const LinearModel<double>& model) {
 }
 
 int evaluate(EvalArgs& args) {
+  use_threads(args.threads);
   // A staged model (gls-cal, stagewise, gls on random features): `model` carries its labels.
   io::AnyModel<double> loaded = load_any_model<double>(args.model_file);
   const StagedModel<double>* staged = std::get_if<StagedModel<double>>(&loaded);
@@ -147,6 +149,7 @@ int evaluate(EvalArgs& args) {
     value = objective(Loss{}, penalty, problem, compact);
     if constexpr (ConjugateLoss<Loss, double>) {
       GapWorkspace<double> work;
+      work.team = resolve_threads(args.threads);
       certificate = duality_gap(Loss{}, penalty, problem, compact, work);
     }
   });
@@ -224,6 +227,7 @@ int main(int argc, char** argv) {
   app.add_flag("--multilabel", args.multilabel,
                wrap("read DATA as multilabel (a line may have no label) even when no line has a comma-separated "
                     "label list (default: multilabel only when some line has one)"));
+  add_threads_option(app, args.threads, "reading DATA and the duality gap");
   app.add_flag("--json", args.json,
                wrap("print one JSON object: objective, loss_part, penalty_part, duality_gap, relative_gap, loss, "
                     "penalty, lambda, mu, samples, nnz, nnz_rows; duality_gap and relative_gap are null when not "

@@ -22,6 +22,7 @@ struct PredictArgs {
   int top_k = 1;
   bool zero_based = false, json = false, multilabel = false;
   bool proba = false, scores = false;  // OUTPUT lines carry P(k | x) or s_k after the label
+  int threads = 0;
 };
 
 /// --proba's probabilities in the model's class order: the softmax of a multinomial logistic
@@ -44,6 +45,7 @@ typename LinearModel<Scalar>::RowMatrix class_probabilities(const LinearModel<Sc
 }
 
 int predict(const PredictArgs& args) {
+  use_threads(args.threads);
   if ((args.proba || args.scores) && args.output_file.empty())
     throw UsageError(std::string(args.proba ? "--proba" : "--scores") + ": the values are written to OUTPUT; give OUTPUT "
                      "('-' for stdout)");
@@ -170,6 +172,7 @@ int main(int argc, char** argv) {
   app.add_flag("--multilabel", args.multilabel,
                wrap("read TEST as multilabel (a line may have no label) even when no line has a comma-separated "
                     "label list (default: multilabel only when some line has one)"));
+  add_threads_option(app, args.threads, "reading TEST and prediction");
   app.add_flag("--json", args.json,
                wrap("print one JSON object instead of text: samples, classes, multilabel, top_k, accuracy, correct "
                     "and top_k_accuracy (multiclass) or precision_at_k (multilabel), predict_seconds (default: text)"));

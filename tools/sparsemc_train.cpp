@@ -16,10 +16,6 @@
 #include <utility>
 #include <vector>
 
-#ifdef SPARSEMC_USE_OPENMP
-#include <omp.h>
-#endif
-
 #include <sparsemc/data/folds.hpp>
 #include <sparsemc/solver/path.hpp>
 
@@ -591,12 +587,9 @@ int main(int argc, char** argv) {
          wrap("seed of randomised solvers, an integer >= 0 (default: the solver's)"))
       ->type_name("N")
       ->check(integer_at_least(0));
-  app.add_option("--threads", args.fit.threads,
-                 wrap("threads, an integer >= 0 (default 0: every core, OMP_NUM_THREADS if set; 1 in a build without "
-                      "OpenMP). Used by the one-vs-rest losses with an l1 or no penalty (bcd), fbpd, fista, gls and "
-                      "prediction"))
-      ->type_name("N")
-      ->check(integer_at_least(0));
+  add_threads_option(app, args.fit.threads,
+                     "reading the data, the one-vs-rest losses with an l1 or no penalty (bcd), fbpd, fista, gls "
+                     "and prediction");
   app.add_option("--bias", args.bias,
                  wrap("append a constant feature of value B to every sample (LIBLINEAR's -B; it is penalised like "
                       "any feature), a number >= 0 (default: none)"))
@@ -798,9 +791,7 @@ int main(int argc, char** argv) {
     } catch (const std::runtime_error& e) {
       throw InputError(e.what());
     }
-#ifdef SPARSEMC_USE_OPENMP
-    if (args.fit.threads > 0) omp_set_num_threads(args.fit.threads);
-#endif
+    use_threads(args.fit.threads);
     return args.use_float ? train<float>(args, spec, path) : train<double>(args, spec, path);
   });
 }
