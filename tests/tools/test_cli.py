@@ -33,8 +33,8 @@ def expect(cmd, status, stderr_patterns=(), what=None):
 train_flags = ["--loss", "--penalty", "--lambda", "--mu", "--solver", "--tol", "--max-epochs", "--time-limit",
                "--seed", "--threads", "--bias", "--intercept", "--class-weight", "--zero-based", "--float",
                "--model-format", "--test", "--verbose", "--json", "--path"]
-for tool, flags in [(a.train, train_flags), (a.predict, ["--json", "--top-k", "--zero-based"]),
-                    (a.eval, ["--loss", "--penalty", "--lambda", "--mu", "--json"])]:
+for tool, flags in [(a.train, train_flags), (a.predict, ["--json", "--top-k", "--zero-based", "--threads"]),
+                    (a.eval, ["--loss", "--penalty", "--lambda", "--mu", "--json", "--threads"])]:
     rc, out, err = run([tool, "--help"])
     name = os.path.basename(tool)
     t.check(rc == 0, f"{name} --help exits 0", err)
@@ -135,6 +135,8 @@ expect([a.train, "--path", "3", "--penalty", "none", train_file, model], 1, [r"-
 expect([a.train, train_file], 1, [r"MODEL"], "missing MODEL")
 expect([a.train, train_file, model, "extra"], 1, [r"extra"], "extra positional")
 expect([a.predict, "--top-k", "0", test_file, model], 1, [r"--top-k"])
+expect([a.predict, "--threads", "-1", test_file, model], 1, [r"--threads", r">= 0"])
+expect([a.eval, "--threads", "x", train_file, model], 1, [r"--threads"])
 expect([a.predict, "--top-k", "4", test_file, model], 1, [r"--top-k", r"3"], "--top-k beyond K")
 expect([a.eval, "--loss", "hinge", train_file, model], 1, [r"--loss"])
 expect([a.eval, "--lambda", "x", train_file, model], 1, [r"--lambda"])
