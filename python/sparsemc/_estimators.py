@@ -1,5 +1,6 @@
 """The estimators: parameters in, validated data to sparsemc._core, fitted attributes out."""
 import numbers
+import os
 import re
 import sys
 
@@ -160,6 +161,11 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
         Precision of the fit. None: X's own (float32 stays float32; other types become float64).
     time_limit : float or None
         Wall-clock seconds at most.
+    n_jobs : int or None
+        Threads of the fit (docs/parallel.md says which solvers use them): None or -1 every
+        core (OpenMP's default team, OMP_NUM_THREADS if set), k >= 1 k threads, -2 all but one
+        (joblib's convention). Unlike scikit-learn's None (one job), None uses every core, as
+        sparsemc-train does; a thread count changes the work's split, not the certified model.
     early_stopping : bool
         PD-Sparse's held-out early stop: hold out ``validation_fraction`` of the samples, score
         the model on them after every epoch, stop after ``n_iter_no_change`` epochs without
@@ -210,6 +216,7 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
         verbose=0,
         dtype=None,
         time_limit=None,
+        n_jobs=None,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=3,
@@ -228,6 +235,7 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.dtype = dtype
         self.time_limit = time_limit
+        self.n_jobs = n_jobs
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -279,7 +287,15 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
                 self.random_state, numbers.Integral) else int(self.random_state)
             if seed < 0:
                 raise ValueError(f"random_state: expects an int >= 0, got {self.random_state!r}")
+        n_jobs = self._p("n_jobs")
+        if n_jobs is None:
+            threads = 0
+        elif isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+            raise ValueError(f"n_jobs: expects None, -1 (every core) or a nonzero int, got {n_jobs!r}")
+        else:
+            threads = 0 if n_jobs == -1 else int(n_jobs) if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
         return dict(
+            threads=threads,
             loss=self._p("loss"),
             penalty=self._p("penalty"),
             **{"lambda": float(lam)},
@@ -534,7 +550,8 @@ class SparseLogisticRegression(SparseLinearClassifier):
     _FIXED = dict(loss="logistic", early_stopping=False, validation_fraction=0.1, n_iter_no_change=3)
 
     def __init__(self, penalty="l1", alpha=1e-3, l2=0.0, solver="auto", tol=None, max_iter=None, fit_intercept=True,
-                 class_weight=None, warm_start=False, random_state=None, verbose=0, dtype=None, time_limit=None):
+                 class_weight=None, warm_start=False, random_state=None, verbose=0, dtype=None, time_limit=None,
+                 n_jobs=None):
         self.penalty = penalty
         self.alpha = alpha
         self.l2 = l2
@@ -548,6 +565,7 @@ class SparseLogisticRegression(SparseLinearClassifier):
         self.verbose = verbose
         self.dtype = dtype
         self.time_limit = time_limit
+        self.n_jobs = n_jobs
 
 
 class CrammerSingerSVC(SparseLinearClassifier):
@@ -566,7 +584,7 @@ class CrammerSingerSVC(SparseLinearClassifier):
         "function through the origin predicts the heavily weighted class everywhere"))
 
     def __init__(self, C=1.0, l1_ratio=0.0, solver="auto", tol=None, max_iter=None, class_weight=None,
-                 warm_start=False, random_state=None, verbose=0, dtype=None, time_limit=None):
+                 warm_start=False, random_state=None, verbose=0, dtype=None, time_limit=None, n_jobs=None):
         self.C = C
         self.l1_ratio = l1_ratio
         self.solver = solver
@@ -578,6 +596,7 @@ class CrammerSingerSVC(SparseLinearClassifier):
         self.verbose = verbose
         self.dtype = dtype
         self.time_limit = time_limit
+        self.n_jobs = n_jobs
 
     def _lambda_mu(self, n_samples):
         mu = 1.0 / (n_samples * _positive("C", self.C))
@@ -601,7 +620,7 @@ class PDSparseClassifier(SparseLinearClassifier):
         "function through the origin predicts the heavily weighted class everywhere"))
 
     def __init__(self, C=1.0, l1=0.1, tol=None, max_iter=None, random_state=None, verbose=0, dtype=None,
-                 time_limit=None, early_stopping=True, validation_fraction=0.1, n_iter_no_change=3):
+                 time_limit=None, n_jobs=None, early_stopping=True, validation_fraction=0.1, n_iter_no_change=3):
         self.C = C
         self.l1 = l1
         self.tol = tol
@@ -610,6 +629,7 @@ class PDSparseClassifier(SparseLinearClassifier):
         self.verbose = verbose
         self.dtype = dtype
         self.time_limit = time_limit
+        self.n_jobs = n_jobs
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change

@@ -151,6 +151,7 @@ FitSettings settings_from(const py::dict& s) {
   if (auto v = get("seed")) out.seed = v->cast<std::uint64_t>();
   if (auto v = get("fit_intercept")) out.fit_intercept = v->cast<bool>();
   if (auto v = get("multilabel")) out.multilabel = v->cast<bool>();
+  if (auto v = get("threads")) out.threads = v->cast<int>();
   return out;
 }
 

@@ -251,6 +251,25 @@ def test_errors_name_the_parameter(dna):
         SparseLinearClassifier(loss="logistic", solver="fcbcfw").fit(X, y)
     with pytest.raises(ValueError, match="solver: expects one of auto"):
         SparseLinearClassifier(solver="newton").fit(X, y)
+    with pytest.raises(ValueError, match="n_jobs"):
+        SparseLinearClassifier(n_jobs=0).fit(X, y)
+
+
+def test_n_jobs(dna):
+    """A thread count splits the work, not the answer: FISTA's iterates are the same at 1 and 2
+    threads, one-vs-rest BCD over class ranges reaches the same certified optimum."""
+    X, y, _, _ = dna
+    fista = [SparseLogisticRegression(penalty="l1l2", alpha=1e-3, l2=1e-4, solver="fista", n_jobs=n).fit(X, y)
+             for n in (1, 2, -1, None)]
+    for clf in fista[1:]:
+        assert clf.n_iter_ == fista[0].n_iter_
+        assert (clf.coef_ != fista[0].coef_).nnz == 0
+        np.testing.assert_array_equal(clf.intercept_, fista[0].intercept_)
+    ovr = [SparseLinearClassifier(loss="ovr-squared-hinge", penalty="l1", alpha=1e-3, solver="bcd-ls", n_jobs=n,
+                                  tol=1e-6).fit(X, y) for n in (1, 2)]
+    for clf in ovr:
+        assert clf.status_ == "converged" and clf.relative_gap_ <= 1e-6
+    assert abs(ovr[0].objective_ - ovr[1].objective_) <= ovr[0].duality_gap_ + ovr[1].duality_gap_
 
 
 def test_grid_search_and_pipeline(dna):
