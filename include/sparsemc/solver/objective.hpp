@@ -127,20 +127,31 @@ struct ClassSetLess {
 inline constexpr std::size_t max_sample_chunks = 64;
 inline constexpr std::size_t min_chunk_samples = 1024;
 
+/// Σ_{i<n} term(i) in double over the chunks above, on `team` threads, for a term that gives N
+/// sums at once (std::array<double, N>); term(i) may also write item i's own state.
+template <std::size_t N, class Term>
+std::array<double, N> chunk_sums(int team, std::size_t n, Term&& term) {
+  const std::size_t chunks = std::clamp<std::size_t>(n / min_chunk_samples, 1, max_sample_chunks);
+  std::array<std::array<double, N>, max_sample_chunks> partial{};
+  parallel_tasks(team, chunks, [&](std::size_t c) {
+    std::array<double, N> sum{};
+    for (std::size_t i = n * c / chunks, end = n * (c + 1) / chunks; i < end; ++i) {
+      const std::array<double, N> terms = term(i);
+      for (std::size_t k = 0; k < N; ++k) sum[k] += terms[k];
+    }
+    partial[c] = sum;
+  });
+  std::array<double, N> total{};
+  for (std::size_t c = 0; c < chunks; ++c)
+    for (std::size_t k = 0; k < N; ++k) total[k] += partial[c][k];
+  return total;
+}
+
 /// Σ_{i<n} term(i) in double over the chunks above, on `team` threads; term(i) may also write
 /// sample i's own state.
 template <class Term>
 double sample_sum(int team, std::size_t n, Term&& term) {
-  const std::size_t chunks = std::clamp<std::size_t>(n / min_chunk_samples, 1, max_sample_chunks);
-  std::array<double, max_sample_chunks> partial{};
-  parallel_tasks(team, chunks, [&](std::size_t c) {
-    double sum = 0.0;
-    for (std::size_t i = n * c / chunks, end = n * (c + 1) / chunks; i < end; ++i) sum += term(i);
-    partial[c] = sum;
-  });
-  double sum = 0.0;
-  for (std::size_t c = 0; c < chunks; ++c) sum += partial[c];
-  return sum;
+  return chunk_sums<1>(team, n, [&](std::size_t i) { return std::array<double, 1>{term(i)}; })[0];
 }
 
 /// C = AB (or AᵀB when `Transposed`) for the products that gather each row of C from rows of B

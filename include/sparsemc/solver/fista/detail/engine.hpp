@@ -12,6 +12,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
+#include "../../../core/parallel.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
 #include "../../../data/problem.hpp"
@@ -110,7 +112,7 @@ class FistaEngine {
     const double slack = rounding_allowance();
     const Step step = backtrack(slack);
     if (!step.accepted) return false;
-    const double F_next = step.loss + penalty_value(penalty_, st_.W_next);
+    const double F_next = step.loss + step.penalty;
     if (!std::isfinite(F_next)) return false;
     const bool restart = restart_due(F_next, slack);  // on the step just taken, before the buffers move
     accept_step();
@@ -192,14 +194,26 @@ class FistaEngine {
   /// locally linear, e.g. a squared hinge with every margin met, and (3) holds with a margin at
   /// every step).
   static constexpr double lipschitz_floor_fraction = 1e-12;
+  /// Entrywise updates of fewer rows than this per thread run on one thread (a design choice:
+  /// handing out a block costs about as much as updating a few thousand entries).
+  static constexpr Eigen::Index min_split_rows = 512;
 
-  /// What the backtracking ends with: L(W_{k+1}) and ‖W_{k+1} − Y_k‖² at the last trial, whether
-  /// (3) held there, and whether it held beyond rounding.
+  /// What the backtracking ends with: L(W_{k+1}), P(W_{k+1}) and ‖W_{k+1} − Y_k‖² at the last
+  /// trial, whether (3) held there, and whether it held beyond rounding.
   struct Step {
     double loss = 0.0;
+    double penalty = 0.0;  // P(W_next)
     double distance2 = 0.0;
     bool accepted = false;
     bool clear_margin = false;
+  };
+
+  /// What the forward–backward step sums over the rows of W_out as it writes them.
+  struct StepSums {
+    std::int64_t nnz_rows = 0;  // nonzero rows of W_out
+    double distance2 = 0.0;     // ‖W_out − W_in‖²
+    double linear = 0.0;        // ⟨G, W_out − W_in⟩
+    double penalty = 0.0;       // P(W_out)
   };
 
   [[nodiscard]] static std::int64_t nonzero_rows(const ClassMatrix<Scalar>& W) {
@@ -243,8 +257,11 @@ class FistaEngine {
   /// and of the function restart, at Y_k.
   [[nodiscard]] double rounding_allowance() const {
     const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
-    return rounding_allowance_ulps * eps *
-           (std::abs(f_Y_) + static_cast<double>(st_.D.cwiseAbs().cwiseProduct(st_.S_Y.cwiseAbs()).sum()));
+    const double terms = sample_sum(team_, static_cast<std::size_t>(st_.D.rows()), [&](std::size_t i) {
+      const auto r = static_cast<Eigen::Index>(i);
+      return static_cast<double>(st_.D.row(r).cwiseAbs().dot(st_.S_Y.row(r).cwiseAbs()));
+    });
+    return rounding_allowance_ulps * eps * (std::abs(f_Y_) + terms);
   }
 
   /// Backtracking on L (Beck–Teboulle's (2.5)): the forward–backward step (4.1) from Y_k into
@@ -252,12 +269,13 @@ class FistaEngine {
   Step backtrack(double slack) {
     Step step;
     for (int trial = 0; trial < max_backtracking && std::isfinite(L_); ++trial) {
-      nnz_rows_ = forward_backward(st_.Y, st_.b_Y, static_cast<Scalar>(1.0 / L_), st_.W_next, st_.b_next);
+      const StepSums sums = forward_backward(st_.Y, st_.b_Y, static_cast<Scalar>(1.0 / L_), st_.W_next, st_.b_next);
+      nnz_rows_ = sums.nnz_rows;
       products_.scores(st_.W_next, st_.b_next, st_.S_next);
       step.loss = loss_value(loss_, problem_, st_.S_next, team_);
-      step.distance2 = static_cast<double>((st_.W_next - st_.Y).squaredNorm() + (st_.b_next - st_.b_Y).squaredNorm());
-      const double linear =
-          static_cast<double>(st_.G.cwiseProduct(st_.W_next - st_.Y).sum() + st_.g_b.dot(st_.b_next - st_.b_Y));
+      step.penalty = sums.penalty;
+      step.distance2 = sums.distance2 + static_cast<double>((st_.b_next - st_.b_Y).squaredNorm());
+      const double linear = sums.linear + static_cast<double>(st_.g_b.dot(st_.b_next - st_.b_Y));
       const double model = f_Y_ + linear + 0.5 * L_ * step.distance2;
       if (step.distance2 == 0.0 || step.loss <= model + slack) {
         step.accepted = true;
@@ -304,8 +322,14 @@ class FistaEngine {
     }
     const double t_next = 0.5 * (1.0 + std::sqrt(1.0 + 4.0 * t_ * t_));
     const auto beta = static_cast<Scalar>((t_ - 1.0) / t_next);
-    st_.Y.noalias() = (Scalar(1) + beta) * st_.W - beta * st_.W_prev;
-    st_.S_Y.noalias() = (Scalar(1) + beta) * st_.S - beta * st_.S_prev;
+    const auto momentum = [&](ClassMatrix<Scalar>& out, const ClassMatrix<Scalar>& now, const ClassMatrix<Scalar>& before) {
+      split_rows(out.rows(), [&](Eigen::Index first, Eigen::Index count) {
+        out.middleRows(first, count).noalias() =
+            (Scalar(1) + beta) * now.middleRows(first, count) - beta * before.middleRows(first, count);
+      });
+    };
+    momentum(st_.Y, st_.W, st_.W_prev);
+    momentum(st_.S_Y, st_.S, st_.S_prev);
     if (st_.b.size() > 0) st_.b_Y.noalias() = (Scalar(1) + beta) * st_.b - beta * st_.b_prev;
     t_ = t_next;
   }
@@ -313,18 +337,35 @@ class FistaEngine {
   // ---- the pieces -----------------------------------------------------------------------------
 
   /// The forward–backward step (4.1) from (W_in, b_in) with the gradient in st_.G, st_.g_b:
-  /// W_out = prox_{step·P}(W_in − step·G) row by row, b_out = b_in − step·g_b. Returns the
-  /// number of nonzero rows of W_out.
-  std::int64_t forward_backward(const ClassMatrix<Scalar>& W_in, const ClassVector<Scalar>& b_in, Scalar step,
-                                ClassMatrix<Scalar>& W_out, ClassVector<Scalar>& b_out) const {
-    std::int64_t nnz_rows = 0;
-    for (Eigen::Index j = 0; j < W_in.rows(); ++j) {
+  /// W_out = prox_{step·P}(W_in − step·G) row by row, b_out = b_in − step·g_b; with the sums
+  /// over W_out's rows that test (3) and F need, taken as each row is written (fixed chunks of
+  /// rows: the same bits at any thread count).
+  StepSums forward_backward(const ClassMatrix<Scalar>& W_in, const ClassVector<Scalar>& b_in, Scalar step,
+                            ClassMatrix<Scalar>& W_out, ClassVector<Scalar>& b_out) const {
+    const auto sums = chunk_sums<4>(team_, static_cast<std::size_t>(W_in.rows()), [&](std::size_t row) {
+      const auto j = static_cast<Eigen::Index>(row);
       W_out.row(j) = W_in.row(j) - step * st_.G.row(j);
       penalty_.prox(row_span(W_out, j), step);
-      nnz_rows += (W_out.row(j).array() != Scalar(0)).any() ? 1 : 0;
-    }
+      const auto moved = W_out.row(j) - W_in.row(j);
+      return std::array<double, 4>{(W_out.row(j).array() != Scalar(0)).any() ? 1.0 : 0.0,
+                                   static_cast<double>(moved.squaredNorm()),
+                                   static_cast<double>(st_.G.row(j).dot(moved)),
+                                   static_cast<double>(penalty_.value(const_row_span(W_out, j)))};
+    });
     if (b_out.size() > 0) b_out.noalias() = b_in - step * st_.g_b;
-    return nnz_rows;
+    return {static_cast<std::int64_t>(sums[0]), sums[1], sums[2], sums[3]};
+  }
+
+  /// Runs rows(first, count) over `team_` contiguous blocks of [0, rows): for entrywise work,
+  /// whose bits do not depend on the split.
+  template <class Rows>
+  void split_rows(Eigen::Index rows, Rows&& block) const {
+    const auto parts = static_cast<std::size_t>(std::clamp<Eigen::Index>(rows / min_split_rows, 1, team_));
+    parallel_tasks(team_, parts, [&](std::size_t r) {
+      const auto first = static_cast<Eigen::Index>(static_cast<std::size_t>(rows) * r / parts);
+      const auto end = static_cast<Eigen::Index>(static_cast<std::size_t>(rows) * (r + 1) / parts);
+      block(first, end - first);
+    });
   }
 
   /// D, G and g_b at the scores S; returns the loss part there.
