@@ -205,6 +205,51 @@ TEST_CASE("BlockCD over class ranges: warm starts and paths at 2 threads", "[par
         path.back().info.duality_gap + cold.info.duality_gap + 1e-13);
 }
 
+TEST_CASE("SCD over class ranges reaches the serial optimum at 1, 2 and 3 threads", "[parallel][scd]") {
+  const double tol = 1e-8;
+  SECTION("one-vs-rest squared hinge + l1, Algorithm 2, weighted, with an intercept") {
+    RandomProblem<double> rp(150, 40, 5, 0.2, 3, /*weighted=*/true);
+    check_thread_counts(
+        [&](int threads) {
+          return SCD<OvrSquaredHinge, L1, Adaptive>(
+              {}, {.lambda = 2e-3}, {.tol = tol, .max_epochs = 50000, .fit_intercept = true, .threads = threads});
+        },
+        rp.problem(), tol);
+  }
+  SECTION("one-vs-rest squared hinge + elastic net, Algorithm 1, multilabel, permuted sweeps") {
+    RandomProblem<double> rp(120, 30, 7, 0.25, 5, false, RandomLabels::up_to_three);
+    check_thread_counts(
+        [&](int threads) {
+          return SCD<OvrSquaredHinge, L1, Smooth>({}, {.lambda = 1e-3, .mu = 1e-3},
+                                                  {.tol = tol,
+                                                   .max_epochs = 50000,
+                                                   .order = CoordinateOrder::permuted_cyclic,
+                                                   .threads = threads});
+        },
+        rp.problem(), tol);
+  }
+  SECTION("least squares + ridge only") {
+    RandomProblem<double> rp(100, 25, 4, 0.3, 8);
+    check_thread_counts(
+        [&](int threads) {
+          return SCD<LeastSquares, NoPenalty, Adaptive>({}, {.mu = 1e-2},
+                                                        {.tol = tol, .max_epochs = 50000, .threads = threads});
+        },
+        rp.problem(), tol);
+  }
+  SECTION("a warm start reaches every range") {
+    RandomProblem<double> rp(150, 40, 6, 0.2, 12);
+    using Solver = SCD<OvrSquaredHinge, L1, Adaptive>;
+    const Solver::Options options{.tol = tol, .max_epochs = 50000, .fit_intercept = true, .threads = 2};
+    const Result<double> cold = Solver({}, {.lambda = 2e-3}, options).fit(rp.problem());
+    REQUIRE(cold.info.status == Status::converged);
+    const Result<double> restart = Solver({}, {.lambda = 2e-3}, options).fit(rp.problem(), cold.model);
+    CHECK(restart.info.status == Status::converged);
+    CHECK(restart.info.epochs <= 2);
+    CHECK(std::abs(restart.info.objective - cold.info.objective) <= cold.info.duality_gap + 1e-13);
+  }
+}
+
 TEST_CASE("FBPD's sample passes reach the serial optimum at 1, 2 and 3 threads", "[parallel][fbpd]") {
   RandomProblem<double> rp(120, 30, 4, 0.25, 21);
   const double tol = 1e-5;

@@ -112,6 +112,21 @@ class LabelSets {
   ClassIndex n_classes_ = 0;
 };
 
+/// The class sets of the one-vs-rest problems of classes [first, first + size): every sample's
+/// classes in the range, shifted to start at 0 (a sample of a class outside the range has none:
+/// a negative of every class of the range). The solvers that split K over threads use it.
+[[nodiscard]] inline LabelSets class_range(const LabelView& y, ClassIndex first, ClassIndex size) {
+  LabelSets sets(size);
+  std::vector<ClassIndex> inside;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    inside.clear();
+    for (const ClassIndex k : y[i])
+      if (k >= first && k < first + size) inside.push_back(k - first);
+    sets.push_back(inside);
+  }
+  return sets;
+}
+
 /// The table between labels as read and class indices: class k is the k-th smallest label.
 class LabelEncoder {
  public:

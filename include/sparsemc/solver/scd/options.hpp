@@ -43,12 +43,19 @@ struct SCDOptions {
   /// K = 2 with the one-vs-rest loss and one class per sample: solve the single binary problem
   /// (the paper's setting) and return W = [−u, u] (see SCD's comment). Exact; halves the work.
   bool binary_mirror = true;
+  /// Threads (0 = every available core; core/parallel.hpp). Algorithms 1 and 2 on a one-vs-rest
+  /// loss (ClassSeparableLoss) with K > 2 cut the classes into 2·`threads` ranges solved side by
+  /// side, each with draws seeded from `seed` and its range (detail/class_ranges.hpp): the
+  /// iterates depend on the count, the certified optimum does not, and a seed and a count
+  /// reproduce the result bit for bit. Everything else runs on one thread.
+  int threads = 0;
   /// The variant's own parameters (β, ε for Adaptive; γ, average for NonsmoothRDA).
   Variant variant{};
 
   /// Throws std::invalid_argument naming the first field out of range.
   void validate() const {
     detail::require_stopping_rule(tol, max_epochs, time_limit);
+    detail::require_nonnegative("threads", threads);
     variant.validate();
   }
 };

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "../../core/callbacks.hpp"
+#include "../../core/parallel.hpp"
 #include "../../core/status.hpp"
 #include "../../core/stopwatch.hpp"
 #include "../../core/traits.hpp"
@@ -31,6 +32,7 @@
 #include "../../penalty/concepts.hpp"
 #include "../duality_gap.hpp"
 #include "../solver_base.hpp"
+#include "detail/class_ranges.hpp"
 #include "detail/engine.hpp"
 #include "options.hpp"
 #include "variants.hpp"
@@ -55,6 +57,11 @@ namespace sparsemc {
 ///
 /// `converged` means the relative duality gap of (1) at the returned iterate is ≤ tol (default
 /// 1e-3); NonsmoothRDA + CrammerSinger cannot certify 1e-3 in practice (it ends with max_iter).
+///
+/// **Threads** (`threads`, 0 = every core): Algorithms 1 and 2 on a one-vs-rest loss with K > 2
+/// solve ranges of classes side by side, (1) being one problem per class (the BlockCD
+/// counterpart's eq. 11 of Blondel et al.); the certified optimum is the serial one
+/// (detail/class_ranges.hpp, docs/parallel.md).
 ///
 /// Implementation notes: docs/scd.md.
 ///
@@ -120,10 +127,9 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
     }
   }
 
-  /// The solve: the engine's setup and start, then per epoch its named steps
-  /// (detail/engine.hpp), the report to the callbacks and the verdict; then the measure and the
-  /// certificate at the returned point. `Coord` is the integer type of coordinate ids
-  /// k = j·K' + slot.
+  /// The solve: the engine (or, on several threads for a one-vs-rest loss with K > 2, the
+  /// class ranges of detail/class_ranges.hpp) set up, then run(). `Coord` is the integer type of
+  /// coordinate ids k = j·K' + slot.
   template <RealScalar Scalar, StorageIndex Index, class Coord, class... Callbacks>
   Result<Scalar> solve(const CscProblem<Scalar, Index>& problem, const LinearModel<Scalar>* initial,
                        Callbacks&... callbacks) const {
@@ -132,7 +138,22 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
                                   " loss is multiclass but some sample has not exactly one class");
     // All timings (time_limit, reports, info.seconds) count from here: setup included.
     const Stopwatch clock;
+    if constexpr (ClassSeparableLoss<Loss> && !Variant::dual_averaging) {
+      const int team = resolve_threads(options_.threads);
+      if (team > 1 && problem.n_classes() > 2) {
+        detail::ScdClassRanges<Loss, Penalty, Variant, Scalar, Index, Coord> ranges(
+            problem, loss_, penalty_, options_, initial, team, ranges_per_thread * team);
+        return run<Scalar>(ranges, clock, callbacks...);
+      }
+    }
     detail::ScdEngine<Loss, Penalty, Variant, Scalar, Index, Coord> engine(problem, loss_, penalty_, options_, initial);
+    return run<Scalar>(engine, clock, callbacks...);
+  }
+
+  /// The engine's start, then per epoch its named steps (detail/engine.hpp), the report to the
+  /// callbacks and the verdict; then the measure and the certificate at the returned point.
+  template <RealScalar Scalar, class Engine, class... Callbacks>
+  Result<Scalar> run(Engine& engine, const Stopwatch& clock, Callbacks&... callbacks) const {
     auto make_model = [&] { return engine.model(); };
     notify_begin(callbacks...);
     Status status = Status::max_iter;
@@ -157,7 +178,7 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
     // --- the result: the shared epilogue, the certificate at the returned model ---------------
     // A budget that ran out at a certified iterate (the last evaluation was before it) is a
     // certified result.
-    const DualityGap& certificate = engine.certificate();
+    const DualityGap certificate = engine.certificate();
     if (status == Status::max_iter && certificate.relative() <= options_.tol) status = Status::converged;
     SolverInfo info = engine.info(status);
     info.seconds = clock.seconds();
@@ -167,6 +188,9 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
     notify_end(result.info, callbacks...);
     return result;
   }
+
+  /// Class ranges per thread: two let a thread whose first range certifies early take another.
+  static constexpr int ranges_per_thread = 2;
 
   using Base::loss_;
   using Base::options_;

@@ -70,7 +70,7 @@ class ClassRanges {
       Range& range = ranges_[static_cast<std::size_t>(r)];
       range.first = static_cast<ClassIndex>(static_cast<std::int64_t>(K_) * r / count);
       range.size = static_cast<ClassIndex>(static_cast<std::int64_t>(K_) * (r + 1) / count) - range.first;
-      range.y = restricted_classes(problem.y, range.first, range.size);
+      range.y = class_range(problem.y, range.first, range.size);
       range.problem = CscProblem<Scalar, Index>{.X = problem.X, .y = range.y.view(), .sample_weights = problem.sample_weights};
     }
     if (initial != nullptr) {
@@ -188,20 +188,6 @@ class ClassRanges {
 
  private:
   using RowMatrix = typename LinearModel<Scalar>::RowMatrix;
-
-  /// Every sample's classes in [first, first + size), shifted to start at 0 (a sample of a
-  /// class outside the range has none: a negative of every class of the range).
-  static LabelSets restricted_classes(const LabelView& y, ClassIndex first, ClassIndex size) {
-    LabelSets sets(size);
-    std::vector<ClassIndex> inside;
-    for (std::size_t i = 0; i < y.size(); ++i) {
-      inside.clear();
-      for (const ClassIndex k : y[i])
-        if (k >= first && k < first + size) inside.push_back(k - first);
-      sets.push_back(inside);
-    }
-    return sets;
-  }
 
   static ClassVector<Scalar> initial_intercept(const LinearModel<Scalar>& initial, const Range& range) {
     if (!initial.has_intercept()) return {};

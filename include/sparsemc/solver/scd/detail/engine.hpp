@@ -201,6 +201,17 @@ class ScdEngine {
   }
 
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
+  /// What ScdClassRanges sums over its ranges (Algorithms 1 and 2): F as last evaluated, the
+  /// summed violation V = measure · V(0) and V(0) itself, and the iterate's W (in binary
+  /// mirror mode column 0 is filled in by model()).
+  [[nodiscard]] double objective() const noexcept { return F_; }
+  [[nodiscard]] double violation() const noexcept { return measure_ * scale_; }
+  [[nodiscard]] double violation_at_start() const noexcept {
+    double sum = 0.0;
+    for (const ScdViolationGroup& group : violation_) sum += group.reference;
+    return sum;
+  }
+  [[nodiscard]] const ClassMatrix<Scalar>& weights() const noexcept { return x_.W; }
   [[nodiscard]] const DualityGap& certificate() const noexcept { return certificate_; }
   [[nodiscard]] const GapCost& gap_spent() const noexcept { return gap_spent_; }
   /// The warm start's bias feature (−1 without a warm start), for the model's provenance.
@@ -706,7 +717,7 @@ class ScdEngine {
   double returned_objective() {
     if (!options_.variant.average) return iterate_objective();
     average();
-    return objective(loss_, penalty_, problem_, average_.W, average_.b, average_scores_).total();
+    return sparsemc::objective(loss_, penalty_, problem_, average_.W, average_.b, average_scores_).total();
   }
 
   /// One step of Algorithm 4 on coordinate `id` (steps 2–4): subgradient component at the
