@@ -1,0 +1,179 @@
+#pragma once
+/// \file class_split.hpp
+/// What BlockCD's and SCD's class ranges share (implementation detail; the mathematics is in
+/// bcd/detail/class_ranges.hpp): the K classes of a one-vs-rest problem cut into contiguous
+/// ranges, each with its restricted problem and an engine of the solver, the warm start split
+/// by columns, the epochs of the unfinished ranges side by side, and the sums over the ranges
+/// (F, the gap evaluations) and the nonzero rows of the whole W.
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <variant>
+#include <vector>
+
+#include "../core/parallel.hpp"
+#include "../core/status.hpp"
+#include "../data/labels.hpp"
+#include "../data/problem.hpp"
+#include "../model/linear_model.hpp"
+#include "solver_base.hpp"
+
+namespace sparsemc::detail {
+
+/// The base of a solver's class ranges: `Engine` needs objective(), weights() and
+/// gap_spent(); `Extra` is what the solver keeps per range beside its engine.
+template <class Engine, RealScalar Scalar, StorageIndex Index, class Extra = std::monostate>
+class ClassSplit {
+ public:
+  /// The whole iterate: the ranges' models' columns of W and entries of b side by side.
+  [[nodiscard]] LinearModel<Scalar> model() {
+    ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(d_, K_);
+    ClassVector<Scalar> b(intercept_ ? K_ : 0);
+    for (Range& range : ranges_) {
+      const LinearModel<Scalar> part = range.engine->model();
+      part.copy_to(W.middleCols(range.first, range.size));
+      if (intercept_) b.segment(range.first, range.size) = part.intercept();
+    }
+    return LinearModel<Scalar>(W, std::move(b), labels_);
+  }
+
+  [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
+  /// The ranges' gap evaluations and their time (summed over the threads).
+  [[nodiscard]] GapCost gap_spent() const noexcept {
+    GapCost sum;
+    for (const Range& range : ranges_) {
+      sum.evaluations += range.engine->gap_spent().evaluations;
+      sum.seconds += range.engine->gap_spent().seconds;
+    }
+    return sum;
+  }
+  /// The warm start's bias feature (−1 without one), for the model's provenance.
+  [[nodiscard]] double bias() const noexcept { return bias_; }
+
+ protected:
+  /// One range of classes [first, first + size): its class sets, its problem, the solver's
+  /// state, its engine (which may hold references to `problem` and `extra`).
+  struct Range {
+    ClassIndex first = 0;
+    ClassIndex size = 0;
+    LabelSets y;
+    CscProblem<Scalar, Index> problem;
+    Extra extra{};
+    std::unique_ptr<Engine> engine;
+    bool finished = false;
+  };
+
+  /// Cuts the K classes of `problem` into `ranges` contiguous ranges of sizes ⌊K/ranges⌋ or
+  /// one more (at most K; X and the sample weights shared, the class sets cut), and takes the
+  /// labels and bias of the warm start `initial` (checked to have the problem's d and K).
+  ClassSplit(const CscProblem<Scalar, Index>& problem, const LinearModel<Scalar>* initial, const char* solver,
+             bool intercept, int team, int ranges)
+      : team_(team), K_(problem.n_classes()), d_(problem.n_features()), intercept_(intercept) {
+    const ClassIndex count = std::min<ClassIndex>(ranges, K_);
+    ranges_.resize(static_cast<std::size_t>(count));
+    for (ClassIndex r = 0; r < count; ++r) {
+      Range& range = ranges_[static_cast<std::size_t>(r)];
+      range.first = static_cast<ClassIndex>(static_cast<std::int64_t>(K_) * r / count);
+      range.size = static_cast<ClassIndex>(static_cast<std::int64_t>(K_) * (r + 1) / count) - range.first;
+      range.y = class_range(problem.y, range.first, range.size);
+      range.problem = CscProblem<Scalar, Index>{.X = problem.X, .y = range.y.view(), .sample_weights = problem.sample_weights};
+    }
+    if (initial != nullptr) {
+      check_warm_start(solver, *initial, d_, K_);
+      labels_ = initial->labels();
+      bias_ = initial->provenance().bias;
+    } else {
+      labels_ = cold_start_labels(K_);
+    }
+  }
+
+  /// Sets up the ranges' engines on the threads: make(range, start) → std::unique_ptr<Engine>,
+  /// `start` the range's columns of `initial` (nullptr from a cold start).
+  template <class Make>
+  void make_engines(const LinearModel<Scalar>* initial, Make&& make) {
+    const RowMatrix W0 = initial != nullptr ? initial->dense() : RowMatrix();
+    parallel_tasks(team_, ranges_.size(), [&](std::size_t r) {
+      Range& range = ranges_[r];
+      std::optional<LinearModel<Scalar>> start;
+      if (initial != nullptr) {
+        ClassVector<Scalar> b;
+        if (initial->has_intercept()) b = initial->intercept().segment(range.first, range.size);
+        start.emplace(W0.middleCols(range.first, range.size), std::move(b), cold_start_labels(range.size));
+      }
+      range.engine = make(range, start ? &*start : nullptr);
+    });
+  }
+
+  /// Starts every range on the threads (start(range): its engine's start, an optional status).
+  /// A range that ends at its start is finished; a numerical issue in any range ends the solve.
+  template <class Start>
+  std::optional<Status> start_ranges(Start&& start) {
+    epoch_ = 0;
+    std::vector<std::optional<Status>> ended(ranges_.size());
+    parallel_tasks(team_, ranges_.size(), [&](std::size_t r) { ended[r] = start(ranges_[r]); });
+    for (std::size_t r = 0; r < ranges_.size(); ++r) {
+      if (ended[r] == Status::numerical_issue) return Status::numerical_issue;
+      ranges_[r].finished = ended[r].has_value();
+    }
+    if (all_finished()) return Status::converged;
+    return std::nullopt;
+  }
+
+  /// The information block: the epochs, F = Σ_r F_r and `measure`.
+  [[nodiscard]] SolverInfo info_with(Status status, double measure) const {
+    return {.status = status, .epochs = epoch_, .objective = objective(), .measure_name = "kkt_violation",
+            .measure = measure};
+  }
+
+  /// One epoch: lists the unfinished ranges in `open_` and runs step(range) for each, side by
+  /// side on the threads.
+  template <class Step>
+  void step_open_ranges(Step&& step) {
+    ++epoch_;
+    open_.clear();
+    for (std::size_t r = 0; r < ranges_.size(); ++r)
+      if (!ranges_[r].finished) open_.push_back(r);
+    parallel_tasks(team_, open_.size(), [&](std::size_t t) { step(ranges_[open_[t]]); });
+  }
+
+  [[nodiscard]] bool all_finished() const {
+    return std::all_of(ranges_.begin(), ranges_.end(), [](const Range& range) { return range.finished; });
+  }
+
+  /// F = Σ_r F_r.
+  [[nodiscard]] double objective() const {
+    double F = 0.0;
+    for (const Range& range : ranges_) F += range.engine->objective();
+    return F;
+  }
+
+  /// Rows of W nonzero in any range: O(d·K), the size of W.
+  [[nodiscard]] std::int64_t nnz_rows() const {
+    std::int64_t count = 0;
+    for (Eigen::Index j = 0; j < d_; ++j)
+      count += std::any_of(ranges_.begin(), ranges_.end(),
+                           [&](const Range& range) { return (range.engine->weights().row(j).array() != Scalar(0)).any(); })
+                   ? 1
+                   : 0;
+    return count;
+  }
+
+  using RowMatrix = typename LinearModel<Scalar>::RowMatrix;
+
+  int team_;
+  ClassIndex K_;
+  Eigen::Index d_;
+  bool intercept_;
+  std::vector<Range> ranges_;
+  std::vector<std::size_t> open_;  // the ranges stepped in the current epoch
+  std::vector<Label> labels_;      // of the returned model: 0..K−1 or the warm start's
+  double bias_ = -1.0;             // the warm start's bias feature
+  std::int64_t epoch_ = 0;
+};
+
+}  // namespace sparsemc::detail
