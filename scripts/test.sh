@@ -108,6 +108,9 @@ fi
 if [ -x bench/compare ]; then
   bench/compare --smoke --build build/release >/dev/null
 fi
+if [ -x build/release/bench/parse_file ]; then
+  bench/threads_compare.py --smoke --build build/release >/dev/null
+fi
 "$venv/bin/python" bench/python_vs_sklearn.py --smoke >/dev/null
 
 stage "Fuzzing the readers (short run; scripts/fuzz.sh SECONDS for a long one)"
