@@ -175,6 +175,14 @@ class LibsvmParser {
   static constexpr Index index_max = std::numeric_limits<Index>::max();
 
  public:
+  /// The errors found only at the end of the input (finish()), which a reader of a file in
+  /// parts raises once it has heard from every part.
+  static constexpr const char* no_samples_message =
+      "no samples (the input is empty or holds only blank and comment lines)";
+  static constexpr const char* missing_label_message =
+      "missing label (nothing marks the input as multilabel, so it is read as multiclass; force "
+      "LabelFormat::multilabel for multilabel data)";
+
   LibsvmParser(const LibsvmParser&) = delete;  // table_ points into options_
   LibsvmParser& operator=(const LibsvmParser&) = delete;
   LibsvmParser(const LibsvmOptions& options, std::string name)
@@ -287,17 +295,14 @@ class LibsvmParser {
     // An empty dataset is an error at the end of the input (line 1, column 1 when empty).
     if (n == 0) {
       const std::int64_t line = tail > 0 ? line_ : line_ + 1;
-      throw ParseError(name_, line, static_cast<std::int64_t>(tail) + 1,
-                       "no samples (the input is empty or holds only blank and comment lines)");
+      throw ParseError(name_, line, static_cast<std::int64_t>(tail) + 1, no_samples_message);
     }
     // The label format is settled only now: a comma on the last line can make a file
     // multilabel, and a label-less line is an error only if nothing did.
     const bool multilabel = options_.label_format == LabelFormat::multilabel ||
                             (options_.label_format == LabelFormat::detect && saw_multilabel_sign_);
     if (!multilabel && missing_label_line_ > 0)
-      throw ParseError(name_, missing_label_line_, missing_label_column_,
-                       "missing label (nothing marks the input as multilabel, so it is read as "
-                       "multiclass; force LabelFormat::multilabel for multilabel data)");
+      throw ParseError(name_, missing_label_line_, missing_label_column_, missing_label_message);
 
     // The label table: the caller's (possibly extended), or the labels of the file.
     LabelEncoder encoder;
@@ -307,6 +312,31 @@ class LibsvmParser {
     } else {
       encoder = LabelEncoder(distinct_labels());
     }
+    const Index d = options_.n_features > 0 ? static_cast<Index>(options_.n_features) : max_column_ + 1;
+    return finish_part(encoder, d, multilabel);
+  }
+
+  /// What the lines parsed say about the whole input, for a reader that parses a file in
+  /// parts, each apart from the lines before it (sparsemc/mpi/read.hpp): its lines, whether a
+  /// label list marked the input multilabel, its first line without a label (0: none; with
+  /// its column), and the d its indices need.
+  struct PartSummary {
+    std::int64_t lines = 0;
+    bool multilabel_sign = false;
+    std::int64_t missing_label_line = 0;
+    std::int64_t missing_label_column = 0;
+    std::int64_t n_features = 0;
+  };
+  [[nodiscard]] PartSummary summary() const noexcept {
+    return {line_, saw_multilabel_sign_, missing_label_line_, missing_label_column_,
+            static_cast<std::int64_t>(max_column_) + 1};
+  }
+
+  /// The Dataset of the lines parsed (possibly none), with the whole input's label table
+  /// (holding every label read here), d and label format — settled by the caller over every
+  /// part; finish() is the one-part case, with its end-of-input checks.
+  [[nodiscard]] Dataset<Scalar, Index> finish_part(LabelEncoder encoder, Index d, bool multilabel) {
+    const std::size_t n = row_ptr_.size() - 1;
     const ClassIndex K = encoder.size();
     const std::vector<ClassIndex> classes = class_indices(encoder);
     // Class sets: one class per sample, or the label lists (sorted, duplicates merged).
@@ -320,13 +350,10 @@ class LibsvmParser {
     } else {
       y = LabelSets::multiclass(classes, K);
     }
-
-    const Index d = options_.n_features > 0 ? static_cast<Index>(options_.n_features) : max_column_ + 1;
     // X is built in place as the constructor's argument (Eigen 3.4 matrices do not move).
     return Dataset<Scalar, Index>(take_matrix(static_cast<Index>(n), d), std::move(y), std::move(encoder));
   }
 
- private:
   /// The labels of the file, each once. Labels spanning a moderate range (the usual case:
   /// 0..9, 1..105, ±1) are collected through a table indexed by label − min, O(n);
   /// otherwise by sorting a copy, O(n log n).
@@ -348,6 +375,7 @@ class LibsvmParser {
     return out;
   }
 
+ private:
   /// The class index of every label read (a lookup table over a moderate label range, else
   /// a binary search in the encoder).
   [[nodiscard]] std::vector<ClassIndex> class_indices(const LabelEncoder& encoder) const {
@@ -876,12 +904,14 @@ template <RealScalar Scalar, StorageIndex Index = std::int32_t>
   return detail::read_blocks<Scalar, Index>(source, options, name);
 }
 
-/// Parses LIBSVM text held in memory, in place (only an unterminated last line is copied).
-template <RealScalar Scalar, StorageIndex Index = std::int32_t>
-[[nodiscard]] Dataset<Scalar, Index> parse_libsvm(std::string_view text, const LibsvmOptions& options = {},
-                                                  const std::string& name = "<buffer>") {
-  detail::LibsvmParser<Scalar, Index> parser(options, name);
-  detail::PieceParsers<Scalar, Index> pieces(options, name, resolve_threads(options.threads));
+namespace detail {
+
+/// Parses `text` into `parser` in place on `team` threads (only an unterminated last line is
+/// copied); returns that line's length (0 when the text ends with '\n'), for finish().
+template <RealScalar Scalar, StorageIndex Index>
+std::size_t parse_text(LibsvmParser<Scalar, Index>& parser, std::string_view text, const LibsvmOptions& options,
+                       const std::string& name) {
+  PieceParsers<Scalar, Index> pieces(options, name, resolve_threads(options.threads));
   const auto last = text.rfind('\n');
   const std::size_t complete = last == std::string_view::npos ? 0 : last + 1;
   // The first MiB (up to a line end) gives the estimate that sizes the arrays for the rest.
@@ -895,6 +925,17 @@ template <RealScalar Scalar, StorageIndex Index = std::int32_t>
     line += '\n';
     parser.parse(line.data(), line.data() + line.size());
   }
+  return tail;
+}
+
+}  // namespace detail
+
+/// Parses LIBSVM text held in memory, in place (only an unterminated last line is copied).
+template <RealScalar Scalar, StorageIndex Index = std::int32_t>
+[[nodiscard]] Dataset<Scalar, Index> parse_libsvm(std::string_view text, const LibsvmOptions& options = {},
+                                                  const std::string& name = "<buffer>") {
+  detail::LibsvmParser<Scalar, Index> parser(options, name);
+  const std::size_t tail = detail::parse_text(parser, text, options, name);
   return parser.finish(tail);
 }
 
