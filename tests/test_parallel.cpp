@@ -21,10 +21,13 @@
 
 #include <sparsemc/sparsemc.hpp>
 
+#include "libsvm_text.hpp"
 #include "random_problem.hpp"
 
 using namespace sparsemc;
+using sparsemc_test::libsvm_text;
 using sparsemc_test::RandomLabels;
+using sparsemc_test::require_same_data;
 using sparsemc_test::RandomProblem;
 
 namespace {
@@ -58,41 +61,6 @@ void check_thread_counts(Solver make_solver, const Problem& problem, double tol)
   }
 }
 
-/// LIBSVM text of `lines` lines: samples of up to 12 features with values of every form the
-/// grammar allows, and here and there a blank line, a comment line, a comment after a
-/// sample, a qid, CRLF. Multilabel lines have 0 to 3 labels.
-std::string libsvm_text(int lines, bool multilabel, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> label(1, 9), gap(1, 40), count(0, 12), kind(0, 40);
-  std::uniform_real_distribution<double> value(-3, 3);
-  std::string text;
-  char number[32];
-  for (int i = 0; i < lines; ++i) {
-    const int k = kind(rng);
-    if (k == 0) {
-      text += "\n";
-      continue;
-    }
-    if (k == 1) {
-      text += "# a comment: 1:2\n";
-      continue;
-    }
-    if (multilabel) {
-      for (int l = 0, m = label(rng) % 4; l < m; ++l) text += (l ? "," : "") + std::to_string(label(rng));
-    } else {
-      text += std::to_string(label(rng));
-    }
-    if (k == 2) text += " qid:7";
-    for (int j = 0, index = 0, m = count(rng); j < m; ++j) {
-      index += gap(rng);
-      std::snprintf(number, sizeof number, " %d:%.*g", index, 1 + j % 17, value(rng));
-      text += number;
-    }
-    text += k == 3 ? " # note\n" : k == 4 ? "\r\n" : "\n";
-  }
-  return text;
-}
-
 /// A byte source that hands out at most `chunk` bytes a read, as a pipe does, so that
 /// read_blocks goes through many blocks and carried lines.
 struct TrickleSource {
@@ -106,23 +74,6 @@ struct TrickleSource {
     return got;
   }
 };
-
-/// X, the labels and the label table of two reads are the same bit for bit.
-void require_same_data(const Dataset<double>& a, const Dataset<double>& b) {
-  REQUIRE(a.n_samples() == b.n_samples());
-  REQUIRE(a.n_features() == b.n_features());
-  REQUIRE(a.nnz() == b.nnz());
-  const auto x = a.csr(), y = b.csr();
-  CHECK(std::ranges::equal(x.outer_ptr(), y.outer_ptr()));
-  CHECK(std::ranges::equal(x.inner_indices(), y.inner_indices()));
-  CHECK(std::ranges::equal(x.values(), y.values()));
-  CHECK(a.encoder().labels() == b.encoder().labels());
-  REQUIRE(a.labels().size() == b.labels().size());
-  bool same_labels = true;
-  for (std::size_t i = 0; i < a.labels().size(); ++i)
-    same_labels &= std::ranges::equal(a.labels().view()[i], b.labels().view()[i]);
-  CHECK(same_labels);
-}
 
 /// What parsing `text` throws ("" when it does not).
 std::string parse_error_of(std::string_view text, io::LibsvmOptions options) {

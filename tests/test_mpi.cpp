@@ -1,0 +1,235 @@
+// Distributed sparsemc (include/sparsemc/mpi) under mpirun: every case runs on every rank.
+// The reader's parts, stacked, are the serial reader's data bit for bit, and a malformed file
+// gives the serial reader's error on every rank; a fit split by classes is certified like a
+// local one — its reported F is the objective of the gathered model on the whole problem, and
+// it agrees with the serial fit within the two certificates.
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <sparsemc/mpi/class_partition.hpp>
+#include <sparsemc/mpi/read.hpp>
+#include <sparsemc/sparsemc.hpp>
+
+#include "libsvm_text.hpp"
+#include "random_problem.hpp"
+
+using namespace sparsemc;
+using sparsemc_test::libsvm_text;
+using sparsemc_test::RandomLabels;
+using sparsemc_test::RandomProblem;
+using sparsemc_test::require_same_data;
+
+namespace {
+
+const mpi::Communicator& world() {
+  static const mpi::Communicator comm;
+  return comm;
+}
+
+/// A file every rank sees: written by rank 0 (gzip-compressed when the name ends in .gz),
+/// named after rank 0's process so that concurrent runs do not share it, removed at the end.
+class SharedFile {
+ public:
+  SharedFile(const std::string& suffix, const std::string& text) {
+    std::vector<std::int64_t> pid{static_cast<std::int64_t>(::getpid())};
+    world().broadcast(pid, 0);
+    path_ = std::filesystem::temp_directory_path() / ("sparsemc_test_mpi_" + std::to_string(pid.front()) + suffix);
+    if (world().root()) {
+      if (path_.extension() == ".gz") {
+        gzFile out = gzopen(path_.c_str(), "wb");
+        gzwrite(out, text.data(), static_cast<unsigned>(text.size()));
+        gzclose(out);
+      } else {
+        std::ofstream(path_, std::ios::binary) << text;
+      }
+    }
+    (void)world().max(0);  // a barrier: the file is complete before any rank opens it
+  }
+  SharedFile(const SharedFile&) = delete;
+  SharedFile& operator=(const SharedFile&) = delete;
+  ~SharedFile() {
+    (void)world().max(0);
+    if (world().root()) std::filesystem::remove(path_);
+  }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// The message the serial reader throws on `path` ("" when it reads it).
+std::string serial_error(const std::filesystem::path& path) {
+  try {
+    (void)io::read_libsvm<double>(path, {.threads = 1});
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// The message the parts' reader throws on `path` on this rank ("" when it reads it).
+std::string parts_error(const std::filesystem::path& path) {
+  try {
+    (void)mpi::read_libsvm_part<double>(world(), path, {.threads = 1});
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// The parts of `path`, stacked, are the serial reader's data; each part is its rows.
+void check_parts(const std::filesystem::path& path, int threads) {
+  INFO(path << ", threads " << threads);
+  const Dataset<double> expected = io::read_libsvm<double>(path, {.threads = 1});
+  mpi::PartOfFile where;
+  const Dataset<double> part = mpi::read_libsvm_part<double>(world(), path, {.threads = threads}, &where);
+  CHECK(where.n_samples == expected.n_samples());
+  CHECK(where.first_sample == world().exclusive_sum(part.n_samples()));
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(part.n_samples()));
+  std::iota(rows.begin(), rows.end(), where.first_sample);
+  const Dataset<double> mine = expected.subset(rows);
+  CHECK(part.n_features() == mine.n_features());
+  CHECK(std::ranges::equal(part.csr().values(), mine.csr().values()));
+  require_same_data(mpi::gather_dataset(world(), part), expected);
+}
+
+/// A Dataset over a RandomProblem's X, classes and weights.
+Dataset<double> dataset_of(const RandomProblem<double>& rp) {
+  std::vector<Label> labels(static_cast<std::size_t>(rp.labels.n_classes()));
+  std::iota(labels.begin(), labels.end(), Label{0});
+  Dataset<double> data(CsrMatrix<double>(rp.A), rp.labels, LabelEncoder(labels));
+  if (!rp.weights.empty()) data.set_sample_weights(rp.weights);
+  return data;
+}
+
+/// fit_by_classes against the serial fit: both certified at tol; F of the split fit is the
+/// objective of its gathered model on the whole problem; the two agree within their gaps.
+template <class Solver>
+void check_split_fit(const Solver& solver, const Dataset<double>& data, double tol) {
+  const auto problem = data.problem<Eigen::ColMajor>();
+  const Result<double> split = mpi::fit_by_classes(
+      world(), data, [&](const Dataset<double>& mine) { return solver.fit(mine.problem<Eigen::ColMajor>()); });
+  const Result<double> serial = solver.fit(problem);
+  REQUIRE(split.info.status == Status::converged);
+  REQUIRE(serial.info.status == Status::converged);
+  CHECK(split.info.relative_gap <= tol);
+  CHECK(std::abs(split.info.objective - serial.info.objective) <=
+        (split.info.duality_gap + serial.info.duality_gap) * (1 + 1e-9) + 1e-13);
+  if (!world().root()) {
+    CHECK(split.model.n_classes() == 0);
+    return;
+  }
+  CHECK(split.model.n_classes() == data.n_classes());
+  CHECK(split.model.labels() == data.encoder().labels());
+  GapWorkspace<double> work;
+  const DualityGap whole = duality_gap(solver.loss(), solver.penalty(), problem, split.model, work);
+  CHECK(whole.primal == Approx(split.info.objective).epsilon(1e-9));
+  CHECK(split.info.nnz == split.model.nnz());
+  CHECK(split.info.nnz_rows == static_cast<std::int64_t>(split.model.support().size()));
+}
+
+}  // namespace
+
+TEST_CASE("the parts of a file, stacked, are the serial reader's data", "[mpi][io]") {
+  for (const bool multilabel : {false, true}) {
+    const std::string text = libsvm_text(20000, multilabel, multilabel ? 5 : 3);
+    const SharedFile plain(".svm", text);
+    const SharedFile gzip(".svm.gz", text);
+    for (const int threads : {1, 2}) {
+      check_parts(plain.path(), threads);
+      check_parts(gzip.path(), threads);
+    }
+  }
+  SECTION("fewer lines than ranks, a last line without '\\n', comment lines") {
+    const SharedFile tiny(".svm", "# two samples\n2 3:1\n1 1:0.5 7:2");
+    check_parts(tiny.path(), 1);
+  }
+  SECTION("a multilabel sign in a late part makes an earlier line without a label a sample") {
+    std::string text = "1:1 2:3\n";
+    for (int i = 0; i < 2000; ++i) text += "3 4:1\n";
+    text += "1,2 5:1\n";
+    const SharedFile late(".svm", text);
+    check_parts(late.path(), 1);
+  }
+}
+
+TEST_CASE("a malformed file gives the serial reader's error on every rank", "[mpi][io]") {
+  std::string body;
+  for (int i = 0; i < 3000; ++i) body += std::to_string(1 + i % 4) + " 1:0.5 3:" + std::to_string(i) + "\n";
+  const auto check_error = [](const std::string& text) {
+    const SharedFile file(".svm", text);
+    const std::string expected = serial_error(file.path());
+    REQUIRE(!expected.empty());
+    CHECK(parts_error(file.path()) == expected);
+  };
+  SECTION("a bad value near the end") { check_error(body + "2 1:x\n" + body); }
+  SECTION("a bad index on the last line") { check_error(body + "2 3:1 2:1"); }
+  SECTION("a line without a label in a multiclass file, and a bad token after it") {
+    check_error("1 1:1\n 2:1\n" + body + "1 1:1 1:2\n");
+  }
+  SECTION("a line without a label in a multiclass file") { check_error(body + " 2:1\n" + body); }
+  SECTION("no samples") { check_error("# nothing\n\n# here\n"); }
+  SECTION("an empty file") { check_error(""); }
+  SECTION("a file that does not exist") {
+    CHECK(parts_error("/nonexistent/sparsemc.svm") == serial_error("/nonexistent/sparsemc.svm"));
+  }
+}
+
+TEST_CASE("a fit split by classes is certified like the serial fit", "[mpi][bcd]") {
+  const double tol = 1e-8;
+  SECTION("one-vs-rest squared hinge + l1, line search, weighted, with an intercept") {
+    const RandomProblem<double> rp(150, 40, 5, 0.2, 3, /*weighted=*/true);
+    check_split_fit(BlockCD<OvrSquaredHinge, L1, TsengYun>({}, {.lambda = 2e-3},
+                                                           {.tol = tol, .max_epochs = 20000, .fit_intercept = true, .threads = 1}),
+                    dataset_of(rp), tol);
+  }
+  SECTION("one-vs-rest squared hinge + l1 on multilabel data") {
+    const RandomProblem<double> rp(120, 30, 7, 0.25, 5, false, RandomLabels::up_to_three);
+    check_split_fit(BlockCD<OvrSquaredHinge, L1, TsengYun>({}, {.lambda = 1e-3}, {.tol = tol, .max_epochs = 50000, .threads = 1}),
+                    dataset_of(rp), tol);
+  }
+  SECTION("least squares + ridge only, with an intercept") {
+    const RandomProblem<double> rp(100, 25, 4, 0.3, 8);
+    check_split_fit(BlockCD<LeastSquares, NoPenalty, TsengYun>({}, {.mu = 1e-2},
+                                                               {.tol = tol, .max_epochs = 20000, .fit_intercept = true, .threads = 1}),
+                    dataset_of(rp), tol);
+  }
+  SECTION("two classes: with three ranks one has none") {
+    const RandomProblem<double> rp(100, 20, 2, 0.3, 9);
+    check_split_fit(BlockCD<OvrSquaredHinge, L1, TsengYun>({}, {.lambda = 1e-3}, {.tol = tol, .max_epochs = 20000, .threads = 1}),
+                    dataset_of(rp), tol);
+  }
+  SECTION("SCD with its line search, the real dna data") {
+    const Dataset<double> dna =
+        io::read_libsvm_plain<double>(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale", {.threads = 1});
+    check_split_fit(SCD<OvrSquaredHinge, L1, Adaptive>({}, {.lambda = 1e-3}, {.tol = 1e-6, .max_epochs = 5000, .seed = 3, .threads = 1}),
+                    dna, 1e-6);
+  }
+}
+
+TEST_CASE("class shares cover the classes in order, rank 0's never empty", "[mpi]") {
+  for (const int ranks : {1, 2, 3, 7})
+    for (const ClassIndex K : {1, 2, 3, 10, 105}) {
+      ClassIndex next = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const mpi::ClassShare share = mpi::class_share(K, r, ranks);
+        CHECK(share.first == next);
+        CHECK(share.size >= K / ranks);
+        CHECK(share.size <= K / ranks + 1);
+        next = share.first + share.size;
+      }
+      CHECK(next == K);
+      CHECK(mpi::class_share(K, 0, ranks).size > 0);
+    }
+}
