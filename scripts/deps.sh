@@ -4,8 +4,10 @@
 SPARSEMC_BUILD_PACKAGES=(cmake ninja-build g++ ccache libeigen3-dev zlib1g-dev libbz2-dev libcli11-dev nlohmann-json3-dev)
 # clang with its sanitizer and libFuzzer runtimes (libclang-rt-14-dev is only recommended by clang,
 # and the packages are installed without recommendations): the sanitizer build and the fuzzers.
+# Open MPI: sparsemc::mpi, sparsemc-train-mpi and their tests under mpirun.
 SPARSEMC_TEST_PACKAGES=(catch2 libbenchmark-dev liblinear-tools python3-numpy python3-scipy python3-sklearn
-                        python3-matplotlib python3-cvxopt clang libclang-rt-14-dev libomp-dev)
+                        python3-matplotlib python3-cvxopt clang libclang-rt-14-dev libomp-dev
+                        libopenmpi-dev openmpi-bin)
 # The Python package (python/): built offline with Debian's pybind11 and setuptools, tested with pytest.
 SPARSEMC_PYTHON_PACKAGES=(python3-venv python3-setuptools python3-pybind11 pybind11-dev python3-pytest)
 sparsemc_install_deps() {

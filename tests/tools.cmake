@@ -18,6 +18,14 @@ if(SPARSEMC_BUILD_TOOLS AND EXISTS ${PROJECT_SOURCE_DIR}/tools/CMakeLists.txt)
               ${SPARSEMC_TOOL_ARGS} --work ${CMAKE_CURRENT_BINARY_DIR}/tools_work/${script})
     set_tests_properties(tools_${script} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
   endforeach()
+  # sparsemc-train-mpi against sparsemc-train, under Open MPI's launcher.
+  if(TARGET sparsemc::mpi)
+    add_test(NAME tools_mpi
+      COMMAND ${SPARSEMC_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/test_mpi.py ${SPARSEMC_TOOL_ARGS}
+              --train-mpi $<TARGET_FILE:sparsemc-train-mpi> --mpirun ${MPIEXEC_EXECUTABLE}
+              --work ${CMAKE_CURRENT_BINARY_DIR}/tools_work/mpi)
+    set_tests_properties(tools_mpi PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 PROCESSORS 2)
+  endif()
   # The benchmark harness in its smoke form (seconds, on data/dna.scale); it times solvers, so
   # not in sanitizer builds.
   if(NOT CMAKE_CXX_FLAGS MATCHES "sanitize")

@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""sparsemc-train-mpi under mpirun -np 2 and -np 3 against sparsemc-train on the same data:
+the same objective within the two certificates, a model file sparsemc-predict and sparsemc-eval
+read like sparsemc-train's (the same labels, the same format, its objective the one reported),
+and the serial tool's errors and exit statuses for a malformed file, a coupled loss and a bad
+option. The extra arguments: --train-mpi, the tool, and --mpirun, Open MPI's launcher.
+"""
+
+import gzip
+import os
+import re
+import shutil
+
+from common import Checks, parse_args, read_native_model, require_files, run, run_json
+
+a = parse_args([(("--train-mpi",), {"required": True}), (("--mpirun",), {"required": True})])
+t = Checks()
+train_file = os.path.join(a.data, "dna.scale")
+test_file = os.path.join(a.data, "dna.scale.t")
+require_files(train_file, test_file)
+w = a.work
+# Open MPI runs as root and more ranks than cores only when told.
+os.environ.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                   "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMP_NUM_THREADS": "1"})
+
+
+def path(name):
+    return os.path.join(w, name)
+
+
+def mpi(ranks, *args):
+    return [a.mpirun, "-np", str(ranks), a.train_mpi, *args]
+
+
+gz = path("dna.scale.gz")
+with open(train_file, "rb") as src, gzip.open(gz, "wb") as dst:
+    shutil.copyfileobj(src, dst)
+
+fits = [
+    ["--loss", "ovr-squared-hinge", "--penalty", "l1", "--lambda", "1e-3"],
+    ["--loss", "ovr-squared-hinge", "--penalty", "l1", "--C", "0.5", "--intercept", "--solver", "bcd-ls"],
+    ["--loss", "least-squares", "--penalty", "none", "--mu", "1e-2", "--bias", "1"],
+    ["--loss", "ovr-squared-hinge", "--penalty", "l1", "--lambda", "1e-3", "--class-weight", "2:3", "--solver", "fista"],
+]
+for k, fit in enumerate(fits):
+    serial_model = path(f"serial{k}.txt")
+    _, serial, _ = run_json([a.train, *fit, "--json", "--tol", "1e-6", train_file, serial_model])
+    for ranks in (2, 3):
+        for data in (train_file, gz):
+            what = f"{' '.join(fit)} on {os.path.basename(data)}, {ranks} ranks"
+            model = path(f"mpi{k}_{ranks}.txt")
+            rc, split, err = run_json(mpi(ranks, *fit, "--json", "--tol", "1e-6", data, model))
+            if not t.check(rc == 0 and split is not None, f"{what}: runs", err.strip()[:300]):
+                continue
+            t.check(split["status"] == "converged" and split["relative_gap"] <= 1e-6, f"{what}: certified",
+                    f"{split['status']} {split['relative_gap']}")
+            t.check(split["ranks"] == ranks and split["partition"] == "classes", f"{what}: ranks and partition")
+            bound = (split["duality_gap"] + serial["duality_gap"]) * (1 + 1e-9) + 1e-12
+            t.check(abs(split["objective"] - serial["objective"]) <= bound, f"{what}: the serial objective",
+                    f"{split['objective']} vs {serial['objective']} (bound {bound})")
+            # The model file: what sparsemc-train writes, read back by the other tools.
+            m1, m2 = read_native_model(serial_model), read_native_model(model)
+            t.check(m1.labels == m2.labels and m1.W.shape == m2.W.shape and m1.bias == m2.bias,
+                    f"{what}: labels, shape and bias of the model file")
+            weights = fit[fit.index("--class-weight"):][:2] if "--class-weight" in fit else []
+            _, evaluated, _ = run_json([a.eval, "--loss", split["loss"], "--penalty", split["penalty"], "--lambda",
+                                        repr(split["lambda"]), "--mu", repr(split["mu"]), *weights, "--json",
+                                        train_file, model])
+            t.check(abs(evaluated["objective"] - split["objective"]) <= 1e-9 * abs(split["objective"]),
+                    f"{what}: sparsemc-eval's objective of the model", f"{evaluated['objective']} vs {split['objective']}")
+            rc, out, err = run([a.predict, test_file, model, path("pred.txt")])
+            t.check(rc == 0, f"{what}: sparsemc-predict reads the model", err.strip()[:300])
+
+# --- the serial tool's errors, from whichever rank met them -----------------------------------------
+bad = path("bad.svm")
+with open(train_file) as f:
+    lines = f.readlines()
+with open(bad, "w") as f:
+    f.writelines(lines[:1500] + ["2 1:0.5 3:x\n"] + lines[1500:])
+rc1, _, err1 = run([a.train, "--loss", "ovr-squared-hinge", "--penalty", "l1", bad, path("x.txt")])
+for ranks in (2, 3):
+    rc, _, err = run(mpi(ranks, "--loss", "ovr-squared-hinge", "--penalty", "l1", bad, path("x.txt")))
+    line = [l for l in err.splitlines() if l.startswith("sparsemc-train-mpi: error:")]
+    t.check(rc == rc1 == 2 and line == [err1.strip().replace("sparsemc-train:", "sparsemc-train-mpi:")],
+            f"a malformed line, {ranks} ranks: sparsemc-train's message once, exit 2", err.strip()[:400])
+    rc, _, err = run(mpi(ranks, "--loss", "logistic", train_file, path("x.txt")))
+    t.check(rc == 1 and "couples the classes" in err and err.count("error:") == 1,
+            f"a coupled loss, {ranks} ranks: a usage error naming the losses it takes", err.strip()[:300])
+    rc, _, err = run(mpi(ranks, "--loss", "ovr-squared-hinge", "--penalty", "l1", "--lambda", "-1", train_file,
+                         path("x.txt")))
+    t.check(rc == 1 and re.search(r"--lambda", err) is not None, f"a bad option, {ranks} ranks: exit 1 naming it",
+            err.strip()[:300])
+    rc, _, err = run(mpi(ranks, "--loss", "ovr-squared-hinge", "--penalty", "l1", path("missing.svm"), path("x.txt")))
+    t.check(rc == 2 and "cannot open" in err, f"a missing file, {ranks} ranks: exit 2", err.strip()[:300])
+t.done()

@@ -1,0 +1,209 @@
+/// \file sparsemc_train_mpi.cpp
+/// sparsemc-train-mpi: sparsemc-train over MPI ranks — `mpirun -np P sparsemc-train-mpi
+/// [options] TRAIN MODEL` fits objective (1) split by classes (sparsemc/mpi/class_partition.hpp)
+/// and rank 0 writes the model file sparsemc-train would. Its --help is the user
+/// documentation; docs/mpi.md the design and the capacity plan.
+
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include <sparsemc/core/stopwatch.hpp>
+#include <sparsemc/mpi/class_partition.hpp>
+#include <sparsemc/mpi/read.hpp>
+
+#include "cli.hpp"
+#include "data.hpp"
+#include "registry/registry.hpp"
+#include "train_common.hpp"
+
+namespace sparsemc::tools {
+namespace {
+
+/// Whether (1) with the loss and penalty called so is a sum of one problem per class: a
+/// ClassSeparableLoss with an EntrywisePenalty.
+bool separates_classes(const std::string& loss, const std::string& penalty) {
+  bool separable = false;
+  dispatch(AllLosses{}, AllPenalties{}, loss, penalty, [&]<class Loss, class Penalty>() {
+    separable = ClassSeparableLoss<Loss> && EntrywisePenalty<Penalty, double>;
+  });
+  return separable;
+}
+
+/// The names of the losses and penalties the class partition takes, for messages.
+std::string separable_pairs() {
+  std::vector<std::string> losses, penalties;
+  [&]<class... Losses>(TypeList<Losses...>) {
+    (..., (ClassSeparableLoss<Losses> && (losses.emplace_back(Losses::name), true)));
+  }(AllLosses{});
+  [&]<class... Penalties>(TypeList<Penalties...>) {
+    (..., (EntrywisePenalty<Penalties, double> && (penalties.emplace_back(Penalties::name), true)));
+  }(AllPenalties{});
+  return "--loss " + join(losses, " or ") + " with --penalty " + join(penalties, " or ");
+}
+
+/// What a failed step is, besides a malformed input or a bad value.
+enum class StepKind { input, compute };
+
+/// Runs a collective step of the tool; a failure on any rank becomes, on every rank, the
+/// error the serial tool would raise: a malformed input an InputError, a bad value a
+/// UsageError, anything else an InputError in an input step (a file that cannot be opened,
+/// read or written) and a NumericalError in a compute step (memory, a solver's exception).
+template <class Step>
+auto on_every_rank(StepKind kind, Step&& step) {
+  try {
+    return step();
+  } catch (const io::ParseError& e) {  // raised on every rank alike, after the ranks agreed
+    throw InputError(e.what());
+  } catch (const mpi::RankError& e) {
+    switch (e.kind()) {
+      case mpi::RankError::Kind::parse: throw InputError(e.what());
+      case mpi::RankError::Kind::invalid_argument: throw UsageError(e.what());
+      case mpi::RankError::Kind::out_of_memory: throw NumericalError(e.what());
+      case mpi::RankError::Kind::other: break;
+    }
+    if (kind == StepKind::input) throw InputError(e.what());
+    throw NumericalError(e.what());
+  }
+}
+
+/// Silences std::cout and std::cerr for its lifetime (every rank but 0): a stream buffer
+/// that drops everything, the streams' own buffers given back at the end.
+class Silence {
+ public:
+  Silence() : out_(std::cout.rdbuf(&discard_)), err_(std::cerr.rdbuf(&discard_)) {}
+  Silence(const Silence&) = delete;
+  Silence& operator=(const Silence&) = delete;
+  ~Silence() {
+    std::cout.rdbuf(out_);
+    std::cerr.rdbuf(err_);
+  }
+
+ private:
+  struct Discard : std::streambuf {
+    int_type overflow(int_type c) override { return c; }
+  } discard_;
+  std::streambuf* out_;
+  std::streambuf* err_;
+};
+
+template <class Scalar>
+int train(const mpi::Communicator& world, FitArgs& args) {
+  Progress progress(args.quiet ? Verbosity::quiet : args.verbose ? Verbosity::verbose : Verbosity::normal, std::cerr);
+  std::ostream& report = args.model_file == "-" ? std::cerr : std::cout;  // stdout carries MODEL '-'
+  const Stopwatch read_watch;
+  io::LibsvmOptions options{.zero_based = args.zero_based, .threads = args.fit.threads};
+  if (args.multilabel) options.label_format = io::LabelFormat::multilabel;
+  // Each rank parses its share of the file; the class partition then needs every sample on
+  // every rank.
+  Dataset<Scalar> data = on_every_rank(StepKind::input, [&] {
+    mpi::PartOfFile where;
+    const Dataset<Scalar> part = mpi::read_libsvm_part<Scalar>(world, args.train_file, options, &where);
+    return mpi::gather_dataset(world, part);
+  });
+  progress.file_read(args.train_file, data.n_samples(), data.n_features(), data.nnz(), read_watch.seconds());
+
+  if (args.C) set_from_C(args, data.n_samples());
+  args.fit.multilabel = data.multilabel();
+  args.fit.n_samples = data.n_samples();
+  args.fit.n_features = data.n_features();
+  const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
+  args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
+  if (args.bias >= 0) data = append_bias(data, args.bias);
+  on_every_rank(StepKind::input, [&] {
+    mpi::collectively(world, [&] {
+      if (!args.class_weights.empty()) data.set_class_weights(parse_class_weights(args.class_weights, data.encoder()));
+      if (!args.weights_file.empty())
+        data.set_sample_weights(read_sample_weights<Scalar>(args.weights_file, data.n_samples()));
+    });
+  });
+  // The solvers see only the features that occur, as in sparsemc-train.
+  const FeatureMap features = data.compact_features();
+
+  const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
+  ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
+  const Stopwatch fit_watch;
+  Result<Scalar> result = on_every_rank(StepKind::compute, [&] {
+    return mpi::fit_by_classes(world, data, [&](const Dataset<Scalar>& mine) { return fit(mine, args.fit, nullptr, callback); });
+  });
+  result.info.seconds = fit_watch.seconds();
+
+  on_every_rank(StepKind::input, [&] {
+    mpi::collectively(world, [&] {
+      if (!world.root()) return;
+      result.model = expand_features(result.model, features);
+      result.model.provenance().bias = args.bias;
+      if (args.json) {
+        nlohmann::json out = fit_json(result, args.fit, args.tol, std::nullopt);
+        out["ranks"] = world.size();
+        out["partition"] = "classes";
+        std::cout << out.dump() << std::endl;  // --json: MODEL is a file
+      } else {
+        report << "ranks " << world.size() << "  partition classes\n";
+        print_summary(report, result, args.fit, args.tol, std::nullopt);
+      }
+      if (result.info.status != Status::numerical_issue) save_model(result.model, args.model_file, args.model_format);
+    });
+  });
+  if (result.info.status == Status::numerical_issue)
+    throw NumericalError("a rank's solver stopped on non-finite values (status numerical_issue); the model was not saved");
+  return exit_ok;
+}
+
+}  // namespace
+}  // namespace sparsemc::tools
+
+int main(int argc, char** argv) {
+  using namespace sparsemc::tools;
+  sparsemc::mpi::Environment environment(argc, argv);
+  const sparsemc::mpi::Communicator world;
+  // Every failure is agreed on by the ranks and reported by rank 0; the others stay silent.
+  std::optional<Silence> silence;
+  if (!world.root()) silence.emplace();
+  FitArgs args;
+  CLI::App app{
+      "sparsemc-train-mpi: sparsemc-train over MPI. Run as\n"
+      "  mpirun -np P sparsemc-train-mpi [options] TRAIN MODEL\n"
+      "to fit (1) of sparsemc-train on TRAIN split by classes: each rank parses its share of the\n"
+      "file, holds every sample, fits the one-vs-rest problems of K/P classes and certifies them;\n"
+      "the gaps add up to the certificate of the whole, and rank 0 writes the model file\n"
+      "sparsemc-train would. Takes " + separable_pairs() + " (docs/mpi.md).",
+      "sparsemc-train-mpi"};
+  app.get_formatter()->column_width(34);
+  const FitOptions shared = add_fit_options(app, args, "each rank: reading its share of the file and its solver (with several ranks on one machine, "
+                             "give each its share of the cores: --threads 1 for a rank per core)");
+  app.add_flag("--json", args.json,
+               wrap("print one JSON object on stdout instead of text: sparsemc-train's fields (solver, loss, penalty, "
+                    "lambda, mu, status, epochs, objective, duality_gap, relative_gap, tol, measure_name, measure, "
+                    "nnz, nnz_rows, train_seconds, gap_evaluations, gap_seconds), and ranks and partition "
+                    "(default: text)"));
+  app.footer(Registry::help() + "\n" + train_exit_status_help);
+  add_version_flag(app, "sparsemc-train-mpi");
+
+  return run_tool("sparsemc-train-mpi", app, argc, argv, [&] {
+    if (args.C) set_from_C(args, 1);
+    const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
+    if (!separates_classes(args.fit.loss, args.fit.penalty))
+      throw UsageError("--loss " + args.fit.loss + " --penalty " + args.fit.penalty +
+                       ": couples the classes; sparsemc-train-mpi splits (1) by classes, which takes " +
+                       separable_pairs() + " (docs/mpi.md says what to do with the other losses)");
+    if (spec.writes_staged(args.fit))
+      throw UsageError("--solver " + spec.name + " writes a staged model; sparsemc-train-mpi fits linear models only");
+    if (args.C && args.fit.penalty == sparsemc::NoPenalty::name && shared.mu->count() > 0)
+      throw UsageError("--C: with --penalty none, C sets mu; drop --mu");
+    if (args.model_file == "-" && args.json)
+      throw UsageError("--json: MODEL '-' writes the model to stdout, where the JSON report would go too; give MODEL "
+                       "a file name");
+    on_every_rank(StepKind::input, [&] {
+      sparsemc::mpi::collectively(world, [&] {
+        if (world.root() && args.model_file != "-") sparsemc::io::check_writable(args.model_file);
+      });
+    });
+    use_threads(args.fit.threads);
+    return args.use_float ? train<float>(world, args) : train<double>(world, args);
+  });
+}
