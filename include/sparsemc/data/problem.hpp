@@ -13,6 +13,7 @@
 /// \endcode
 
 #include <cmath>
+#include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -31,8 +32,15 @@ struct Problem {
   View X;                                 ///< n samples × d features
   LabelView y;                            ///< class set of every sample, K = y.n_classes()
   std::span<const Scalar> sample_weights; ///< c_i (sample × class weight); empty means all 1
+  /// n of (1) when these samples are one part of a problem split by samples among processes
+  /// (sparsemc/mpi/sample_partition.hpp); 0: this problem is whole, n = n_samples().
+  std::int64_t n_total = 0;
 
   [[nodiscard]] Index n_samples() const noexcept { return X.rows(); }
+  /// The n that (1) divides the summed loss by.
+  [[nodiscard]] double normaliser() const noexcept {
+    return static_cast<double>(n_total > 0 ? n_total : static_cast<std::int64_t>(X.rows()));
+  }
   [[nodiscard]] Index n_features() const noexcept { return X.cols(); }
   [[nodiscard]] ClassIndex n_classes() const noexcept { return y.n_classes(); }
   /// c_i of objective (1).
@@ -47,6 +55,9 @@ struct Problem {
                                   std::to_string(y.size()) + " samples");
     if (X.rows() == 0) throw std::invalid_argument("Problem: no samples");
     if (y.n_classes() < 1) throw std::invalid_argument("Problem: y has no classes");
+    if (n_total != 0 && n_total < static_cast<std::int64_t>(X.rows()))
+      throw std::invalid_argument("Problem: n_total = " + std::to_string(n_total) + " is below the part's " +
+                                  std::to_string(X.rows()) + " samples");
     if (!sample_weights.empty()) {
       if (sample_weights.size() != y.size())
         throw std::invalid_argument("Problem: sample_weights has " + std::to_string(sample_weights.size()) +

@@ -81,7 +81,8 @@ class ClassSplit {
       range.first = static_cast<ClassIndex>(static_cast<std::int64_t>(K_) * r / count);
       range.size = static_cast<ClassIndex>(static_cast<std::int64_t>(K_) * (r + 1) / count) - range.first;
       range.y = class_range(problem.y, range.first, range.size);
-      range.problem = CscProblem<Scalar, Index>{.X = problem.X, .y = range.y.view(), .sample_weights = problem.sample_weights};
+      range.problem = CscProblem<Scalar, Index>{
+          .X = problem.X, .y = range.y.view(), .sample_weights = problem.sample_weights, .n_total = problem.n_total};
     }
     if (initial != nullptr) {
       check_warm_start(solver, *initial, d_, K_);

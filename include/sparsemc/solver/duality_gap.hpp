@@ -161,10 +161,11 @@ bool carries_dual(const Problem<Scalar, Index, Order>& problem, Index i) {
   return true;
 }
 
-/// Makes A satisfy Σ_i c_i a_i = 0 inside dom ℓ* (the three rules of the file comment).
-template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
+/// Makes A satisfy Σ_i c_i a_i = 0 inside dom ℓ* (the three rules of the file comment); the
+/// sums over the samples completed by `sums` (sample_sums.hpp).
+template <class Loss, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
 void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMatrix<Scalar>& A,
-                           GapWorkspace<Scalar>& work) {
+                           GapWorkspace<Scalar>& work, const Sums& sums = {}) {
   const Index n = problem.n_samples();
   const Eigen::Index K = A.cols();
   Eigen::VectorXd& sum = work.class_sum;  // ḡ = Σ c_i a_i
@@ -176,6 +177,8 @@ void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMa
     sum += c * A.row(i).transpose().template cast<double>();
     C += c;
   }
+  sums(std::span<double>(sum.data(), static_cast<std::size_t>(K)));
+  sums(C);
   if (C == 0.0) return;
   if constexpr (Loss::dual_domain == DualDomain::whole_space) {
     ClassVector<Scalar>& mean = work.class_scale;
@@ -191,6 +194,7 @@ void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMa
       const double c = static_cast<double>(problem.weight(i));
       for (Eigen::Index k = 0; k < K; ++k) positive[k] += c * std::max(0.0, static_cast<double>(A(i, k)));
     }
+    sums(std::span<double>(positive.data(), static_cast<std::size_t>(K)));
     ClassVector<Scalar>& scale_positive = work.class_scale;
     ClassVector<Scalar>& scale_negative = work.class_scale_other;
     scale_positive.resize(K);
@@ -212,6 +216,7 @@ void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMa
       const double share = static_cast<double>(problem.weight(i)) / static_cast<double>(y.size());
       for (const ClassIndex c : y) pi[c] += share;
     }
+    sums(std::span<double>(pi.data(), static_cast<std::size_t>(K)));
     double tau = 0.0;
     for (Eigen::Index k = 0; k < K; ++k)
       if (sum[k] > 0.0) tau = std::max(tau, sum[k] / (pi[k] + sum[k]));
@@ -234,14 +239,15 @@ void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMa
 
 
 /// G = XᵀD̃ with D̃_i = (c_i/n) a_i into work.G (and D̃ into work.weighted).
-template <RealScalar Scalar, StorageIndex Index, int Order>
+template <RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
 void dual_gradient(const Problem<Scalar, Index, Order>& problem, const ClassMatrix<Scalar>& A,
-                   GapWorkspace<Scalar>& work) {
+                   GapWorkspace<Scalar>& work, const Sums& sums = {}) {
   const Index n = problem.n_samples();
-  const double inv_n = 1.0 / static_cast<double>(n);
+  const double inv_n = 1.0 / problem.normaliser();
   work.weighted.resize(n, A.cols());
   for (Index i = 0; i < n; ++i) work.weighted.row(i) = (static_cast<Scalar>(inv_n) * problem.weight(i)) * A.row(i);
   weight_gradient(problem, work.weighted, work.G, work.team);
+  sums(std::span<Scalar>(work.G.data(), static_cast<std::size_t>(work.G.size())));
 }
 
 /// θ of (G2) into work.class_sum (per class, all equal unless the problem separates over
@@ -278,9 +284,9 @@ void rescaling(const Penalty& penalty, GapWorkspace<Scalar>& work) {
 }
 
 /// −(1/n) Σ_i c_i ℓ*(θ ⊙ a_i, y_i), θ = work.class_sum.
-template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
+template <class Loss, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
 double conjugate_part(const Loss& loss, const Problem<Scalar, Index, Order>& problem, const ClassMatrix<Scalar>& A,
-                      GapWorkspace<Scalar>& work) {
+                      GapWorkspace<Scalar>& work, const Sums& sums = {}) {
   const Eigen::Index K = A.cols();
   ClassVector<Scalar>& theta = work.class_scale;
   theta = work.class_sum.template cast<Scalar>();
@@ -296,7 +302,8 @@ double conjugate_part(const Loss& loss, const Problem<Scalar, Index, Order>& pro
     }
     conjugates += static_cast<double>(c) * loss.conjugate(a, problem.y[static_cast<std::size_t>(i)]);
   }
-  return -conjugates / static_cast<double>(problem.n_samples());
+  sums(conjugates);
+  return -conjugates / problem.normaliser();
 }
 
 /// The factors φ_i of (G3) into work.sample_scale from R°(G_j) = work.row_dual: the
@@ -336,12 +343,13 @@ bool sample_factors(const Problem<Scalar, Index, Order>& problem, double lambda,
 /// violates its constraint shrinks only the few samples it touches instead of every a_i,
 /// which is what makes the certificate of wide data (d ≫ n, many rare features) tight.
 /// Every candidate is in dom ℓ* (0 is, and dom ℓ* is convex) and made feasible, so the
-/// largest of their D is returned. A is overwritten by the last candidate.
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+/// largest of their D is returned. A is overwritten by the last candidate. Over a problem split
+/// by samples, `sums` completes the sums over the samples (sample_sums.hpp).
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
   requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
 double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
-                      ClassMatrix<Scalar>& A, bool fit_intercept, GapWorkspace<Scalar>& work) {
-  detail::dual_gradient(problem, A, work);
+                      ClassMatrix<Scalar>& A, bool fit_intercept, GapWorkspace<Scalar>& work, const Sums& sums = {}) {
+  detail::dual_gradient(problem, A, work, sums);
   const double mu = static_cast<double>(penalty.mu);
   if (mu > 0.0) {  // (G1): dist(G_j, λB°) is the penalty's violation at a zero row.
     work.row.setZero(A.cols());
@@ -352,17 +360,17 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Sc
       penalty_conjugate += distance * distance;
     }
     work.class_sum.setOnes(A.cols());
-    return detail::conjugate_part(loss, problem, A, work) - penalty_conjugate / (2.0 * mu);
+    return detail::conjugate_part(loss, problem, A, work, sums) - penalty_conjugate / (2.0 * mu);
   }
   detail::rescaling<Loss>(penalty, work);
-  double best = detail::conjugate_part(loss, problem, A, work);
+  double best = detail::conjugate_part(loss, problem, A, work, sums);
   const double lambda = static_cast<double>(penalty.lambda);
-  for (int round = 0; round < per_sample_rounds && detail::sample_factors(problem, lambda, work); ++round) {
+  for (int round = 0; round < per_sample_rounds && sums.any(detail::sample_factors(problem, lambda, work)); ++round) {
     A.array().colwise() *= work.sample_scale.template cast<Scalar>().array();
-    if (fit_intercept) detail::correct_for_intercept<Loss>(problem, A, work);
-    detail::dual_gradient(problem, A, work);
+    if (fit_intercept) detail::correct_for_intercept<Loss>(problem, A, work, sums);
+    detail::dual_gradient(problem, A, work, sums);
     detail::rescaling<Loss>(penalty, work);
-    const double raised = detail::conjugate_part(loss, problem, A, work);
+    const double raised = detail::conjugate_part(loss, problem, A, work, sums);
     if (!(raised > best)) break;  // a round that raises nothing ends them
     best = raised;
   }
@@ -372,9 +380,9 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Sc
 namespace detail {
 
 /// Writes the candidate a_i ∈ ∂ℓ(s_i) of every sample into A; returns (1/n) Σ_i c_i ℓ(s_i).
-template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
+template <class Loss, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
 double gradient_candidate(const Loss& loss, const Problem<Scalar, Index, Order>& problem, ClassMatrixRef<Scalar> S,
-                          ClassMatrix<Scalar>& A) {
+                          ClassMatrix<Scalar>& A, const Sums& sums = {}) {
   const Index n = problem.n_samples();
   A.resize(n, S.cols());
   double loss_sum = 0.0;
@@ -388,23 +396,26 @@ double gradient_candidate(const Loss& loss, const Problem<Scalar, Index, Order>&
     else value = loss.subgradient(s, y, a);
     if (c != Scalar(0)) loss_sum += static_cast<double>(c) * static_cast<double>(value);
   }
-  return loss_sum / static_cast<double>(n);
+  sums(loss_sum);
+  return loss_sum / problem.normaliser();
 }
 
 }  // namespace detail
 
 /// The gap at scores S = XW + 1bᵀ that the caller has (a solver's cached scores), with the
 /// penalty part Σ_j P(W_j:) of F; the candidate a_i = ∇ℓ(s_i) (or a subgradient), made
-/// feasible for the intercept when `fit_intercept`.
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+/// feasible for the intercept when `fit_intercept`. Over a problem split by samples (S the
+/// part's scores), `sums` completes the sums over the samples: every process gets the gap of
+/// the whole.
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
   requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
 DualityGap duality_gap_at_scores(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
                                  ClassMatrixRef<Scalar> S, double penalty_part, bool fit_intercept,
-                                 GapWorkspace<Scalar>& work) {
+                                 GapWorkspace<Scalar>& work, const Sums& sums = {}) {
   DualityGap out;
-  out.primal = detail::gradient_candidate(loss, problem, S, work.A) + penalty_part;
-  if (fit_intercept) detail::correct_for_intercept<Loss>(problem, work.A, work);
-  out.dual = dual_objective(loss, penalty, problem, work.A, fit_intercept, work);
+  out.primal = detail::gradient_candidate(loss, problem, S, work.A, sums) + penalty_part;
+  if (fit_intercept) detail::correct_for_intercept<Loss>(problem, work.A, work, sums);
+  out.dual = dual_objective(loss, penalty, problem, work.A, fit_intercept, work, sums);
   return out;
 }
 

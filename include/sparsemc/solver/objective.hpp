@@ -59,6 +59,7 @@
 #include "../loss/concepts.hpp"
 #include "../model/linear_model.hpp"
 #include "../penalty/concepts.hpp"
+#include "sample_sums.hpp"
 
 namespace sparsemc {
 
@@ -237,7 +238,7 @@ double loss_value(const Loss& loss, const Problem<Scalar, Index, Order>& problem
     const auto s = detail::const_row_span(S, static_cast<Eigen::Index>(i));
     return static_cast<double>(c) * static_cast<double>(loss.value(s, problem.y[i]));
   });
-  return sum / static_cast<double>(n);
+  return sum / problem.normaliser();
 }
 
 /// The loss part and its gradient with respect to the scores: writes D_i = (c_i/n) ∇ℓ(s_i, y_i)
@@ -249,7 +250,7 @@ double loss_score_gradient(const Loss& loss, const Problem<Scalar, Index, Order>
                            ClassMatrixRef<Scalar> S, ClassMatrix<Scalar>& D, int team = 1) {
   const Index n = problem.n_samples();
   D.resize(S.rows(), S.cols());
-  const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
+  const auto inv_n = static_cast<Scalar>(1.0 / problem.normaliser());
   const double sum = detail::sample_sum(team, static_cast<std::size_t>(n), [&](std::size_t i) {
     const auto r = static_cast<Eigen::Index>(i);
     const Scalar c = problem.weight(static_cast<Index>(i));
@@ -262,7 +263,7 @@ double loss_score_gradient(const Loss& loss, const Problem<Scalar, Index, Order>
     D.row(r) *= c * inv_n;
     return static_cast<double>(c) * static_cast<double>(value);
   });
-  return sum / static_cast<double>(n);
+  return sum / problem.normaliser();
 }
 
 /// ∇_W L = XᵀD (d × K), D from `loss_score_gradient`. CSC X gathers each row of G from the
@@ -507,10 +508,11 @@ double crammer_singer_lambda_start(const Penalty& penalty, const Problem<Scalar,
 /// quotient changes by less than 10⁻⁴ relative, or after `max_iterations`. It approaches the
 /// norm from below. The Hessian of the loss part is (1/n) Σ_i c_i (x̃_i x̃_iᵀ ⊗ ∇²ℓ(s_i)), so
 /// curvature_bound(K) × this value is a Lipschitz constant of ∇L — never above the cruder
-/// curvature_bound(K) ‖X̃‖₂² max_i c_i / n. Returns 0 for X = 0 without intercept.
-template <RealScalar Scalar, StorageIndex Index, int Order>
+/// curvature_bound(K) ‖X̃‖₂² max_i c_i / n. Returns 0 for X = 0 without intercept. Over a
+/// problem split by samples, `sums` completes X̃ᵀCX̃v and the quotient (sample_sums.hpp).
+template <RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
 double weighted_gram_norm(const Problem<Scalar, Index, Order>& problem, bool with_intercept,
-                          std::uint64_t seed = 0, int max_iterations = 100) {
+                          std::uint64_t seed = 0, int max_iterations = 100, const Sums& sums = {}) {
   using Vec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   const Index n = problem.n_samples();
   const Index d = problem.n_features();
@@ -530,10 +532,13 @@ double weighted_gram_norm(const Problem<Scalar, Index, Order>& problem, bool wit
     u.noalias() = X * v;
     if (with_intercept) u.array() += v_b;
     // Rayleigh quotient vᵀ(X̃ᵀCX̃/n)v with ‖v‖ = 1.
-    const double rayleigh = static_cast<double>(u.dot(c.cwiseProduct(u))) / static_cast<double>(n);
+    double rayleigh = static_cast<double>(u.dot(c.cwiseProduct(u))) / problem.normaliser();
+    sums(rayleigh);
     u.array() *= c.array();
     v.noalias() = X.transpose() * u;
     v_b = with_intercept ? u.sum() : Scalar(0);
+    sums(std::span<Scalar>(v.data(), static_cast<std::size_t>(d)));
+    sums(v_b);
     const bool settled = it > 0 && std::abs(rayleigh - estimate) <= 1e-4 * rayleigh;
     estimate = std::max(estimate, rayleigh);
     if (settled) break;

@@ -22,6 +22,7 @@
 #include "../../model/linear_model.hpp"
 #include "../../penalty/concepts.hpp"
 #include "../duality_gap.hpp"
+#include "../sample_sums.hpp"
 #include "../solver_base.hpp"
 #include "detail/engine.hpp"
 #include "options.hpp"
@@ -76,13 +77,32 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
   ProxGradient(Loss loss, Penalty penalty, Options options = {})
       : Base(std::move(loss), std::move(penalty), std::move(options)) {}
 
+  /// Fits (1) over a problem split by samples among processes: `part` holds this process's
+  /// samples (part.n_total the samples of the whole), `sums` completes every sum over the
+  /// samples (sample_sums.hpp; mpi::SampleSums over MPI ranks), `initial` a warm start or
+  /// null. Every process calls it with its part, the same options and the same `initial`;
+  /// each returns the same model and information block — the serial solve's iterates up to
+  /// the order of the sums, certified by the gap of the whole.
+  template <RealScalar Scalar, StorageIndex Index, int Order, SampleSums Sums, class... Callbacks>
+  Result<Scalar> fit_part(const Problem<Scalar, Index, Order>& part, const Sums& sums,
+                          const LinearModel<Scalar>* initial, Callbacks&&... callbacks) const {
+    return solve(part, initial, sums, callbacks...);
+  }
+
  private:
-  /// The solve: the engine's setup, then its start and per iteration its named steps
-  /// (detail/engine.hpp), the report to the callbacks and the verdict; then the certificate and
-  /// the exact gradient mapping at the returned W, and the shared epilogue.
   template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
   Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
                      Callbacks&... callbacks) const {
+    return solve(problem, initial, LocalSums{}, callbacks...);
+  }
+
+  /// The solve: the engine's setup, then its start and per iteration its named steps
+  /// (detail/engine.hpp), the report to the callbacks and the verdict; then the certificate and
+  /// the exact gradient mapping at the returned W, and the shared epilogue. The verdict's
+  /// inputs — the clock and the callbacks' stop — are agreed through `sums` over a split problem.
+  template <RealScalar Scalar, StorageIndex Index, int Order, class Sums, class... Callbacks>
+  Result<Scalar> solve(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
+                       const Sums& sums, Callbacks&... callbacks) const {
     static_assert(SmoothLoss<Loss, Scalar>,
                   "ProxGradient needs a smooth loss: value, gradient, curvature and curvature_bound "
                   "(loss/concepts.hpp). Crammer-Singer is not smooth: use the FBPD solver.");
@@ -91,7 +111,8 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
     problem.validate();
     if (initial != nullptr) detail::check_warm_start(name, *initial, problem.n_features(), problem.n_classes());
     const Stopwatch clock;
-    detail::FistaEngine<Loss, Penalty, Scalar, Index, Order> engine(problem, loss_, penalty_, options_, initial);
+    detail::FistaEngine<Loss, Penalty, Scalar, Index, Order, Sums> engine(problem, loss_, penalty_, options_, initial,
+                                                                           sums);
     auto make_model = [&] { return engine.model(); };
     notify_begin(callbacks...);
     Status status = Status::max_iter;
@@ -104,9 +125,9 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
           break;
         }
         const bool certified = engine.certify_if_due();
-        const EpochReport report = engine.report(clock.seconds());
+        const EpochReport report = engine.report(sums.max(clock.seconds()));
         if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
-        const bool stop = notify_end_epoch(report, make_model, callbacks...);
+        const bool stop = sums.any(notify_end_epoch(report, make_model, callbacks...));
         if (const auto verdict = detail::epoch_verdict(options_, true, certified, stop, report.seconds)) {
           status = *verdict;
           break;
@@ -116,7 +137,7 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
 
     const DualityGap certificate = engine.returned_certificate();
     SolverInfo info = engine.info(status);
-    info.seconds = clock.seconds();
+    info.seconds = sums.max(clock.seconds());
     engine.gap_spent().record_into(info);
     Result<Scalar> result =
         detail::finish_result<Loss, Penalty>(make_model(), name, penalty_, engine.bias(), certificate, std::move(info));

@@ -52,18 +52,22 @@ struct FistaState {
 /// measure and the warm start; ProxGradient::run then calls start(), per iteration iterate(),
 /// certify_if_due() and report(), and at the end returned_certificate() and info(). The
 /// problem, the policies and the options are held by reference: the engine lives inside one
-/// solve.
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+/// solve. Over a problem split by samples among processes (`problem` one part), `Sums`
+/// completes every sum over the samples — the loss, the gradient, the test (3), L₀ and the
+/// gap — so that every process holds the same W_k, Y_k, L_k and takes the same decisions
+/// (sample_sums.hpp); the scores S stay the part's.
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
 class FistaEngine {
  public:
   /// The iterates at W = 0, b = 0, L₀ and ‖G_{L₀}(0)‖ there, then the warm start (`initial`, of
   /// the problem's d and K) if any, and F at W₀.
   FistaEngine(const Problem<Scalar, Index, Order>& problem, const Loss& loss, const Penalty& penalty,
-              const ProxGradientOptions& options, const LinearModel<Scalar>* initial)
+              const ProxGradientOptions& options, const LinearModel<Scalar>* initial, const Sums& sums = {})
       : problem_(problem),
         loss_(loss),
         penalty_(penalty),
         options_(options),
+        sums_(sums),
         team_(resolve_threads(options.threads)),
         products_(problem, team_),
         K_(problem.n_classes()),
@@ -228,7 +232,7 @@ class FistaEngine {
   /// X̃ = 0 makes ∇L constant: then any L works.
   void set_initial_step() {
     double L0 = options_.lipschitz_scale * static_cast<double>(Loss::template curvature_bound<Scalar>(K_)) *
-                weighted_gram_norm(problem_, options_.fit_intercept, options_.seed, options_.power_iterations);
+                weighted_gram_norm(problem_, options_.fit_intercept, options_.seed, options_.power_iterations, sums_);
     if (!(L0 > 0.0) || !std::isfinite(L0)) L0 = 1.0;
     L_ = L0;
     L_min_ = lipschitz_floor_fraction * L0;
@@ -257,10 +261,11 @@ class FistaEngine {
   /// and of the function restart, at Y_k.
   [[nodiscard]] double rounding_allowance() const {
     const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
-    const double terms = sample_sum(team_, static_cast<std::size_t>(st_.D.rows()), [&](std::size_t i) {
+    double terms = sample_sum(team_, static_cast<std::size_t>(st_.D.rows()), [&](std::size_t i) {
       const auto r = static_cast<Eigen::Index>(i);
       return static_cast<double>(st_.D.row(r).cwiseAbs().dot(st_.S_Y.row(r).cwiseAbs()));
     });
+    sums_(terms);
     return rounding_allowance_ulps * eps * (std::abs(f_Y_) + terms);
   }
 
@@ -273,6 +278,7 @@ class FistaEngine {
       nnz_rows_ = sums.nnz_rows;
       products_.scores(st_.W_next, st_.b_next, st_.S_next);
       step.loss = loss_value(loss_, problem_, st_.S_next, team_);
+      sums_(step.loss);
       step.penalty = sums.penalty;
       step.distance2 = sums.distance2 + static_cast<double>((st_.b_next - st_.b_Y).squaredNorm());
       const double linear = sums.linear + static_cast<double>(st_.g_b.dot(st_.b_next - st_.b_Y));
@@ -370,9 +376,12 @@ class FistaEngine {
 
   /// D, G and g_b at the scores S; returns the loss part there.
   double gradient(const ClassMatrix<Scalar>& S) {
-    const double value = loss_score_gradient(loss_, problem_, S, st_.D, team_);
+    double value = loss_score_gradient(loss_, problem_, S, st_.D, team_);
     products_.weight_gradient(st_.D, st_.G);
     if (st_.g_b.size() > 0) intercept_gradient(st_.D, st_.g_b);
+    sums_(std::span<Scalar>(st_.G.data(), static_cast<std::size_t>(st_.G.size())));
+    sums_(std::span<Scalar>(st_.g_b.data(), static_cast<std::size_t>(st_.g_b.size())));
+    sums_(value);
     return value;
   }
 
@@ -387,7 +396,7 @@ class FistaEngine {
   DualityGap certificate() {
     return gap_spent_.timed([&] {
       return duality_gap_at_scores(loss_, penalty_, problem_, st_.S, penalty_value(penalty_, st_.W),
-                                   options_.fit_intercept, work_);
+                                   options_.fit_intercept, work_, sums_);
     });
   }
 
@@ -395,6 +404,7 @@ class FistaEngine {
   const Loss& loss_;
   const Penalty& penalty_;
   const ProxGradientOptions& options_;
+  Sums sums_;
   int team_;  // threads of the passes over X
   FistaProducts<Scalar, Index, Order> products_;
   ClassIndex K_;
