@@ -15,10 +15,12 @@
 #include <fstream>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <sparsemc/mpi/class_partition.hpp>
 #include <sparsemc/mpi/read.hpp>
+#include <sparsemc/mpi/sample_partition.hpp>
 #include <sparsemc/sparsemc.hpp>
 
 #include "libsvm_text.hpp"
@@ -88,7 +90,8 @@ std::string parts_error(const std::filesystem::path& path) {
   return "";
 }
 
-/// The parts of `path`, stacked, are the serial reader's data; each part is its rows.
+/// The parts of `path`, stacked, are the serial reader's data; each part is its rows, about
+/// its share of the entries.
 void check_parts(const std::filesystem::path& path, int threads) {
   INFO(path << ", threads " << threads);
   const Dataset<double> expected = io::read_libsvm<double>(path, {.threads = 1});
@@ -100,6 +103,9 @@ void check_parts(const std::filesystem::path& path, int threads) {
   std::iota(rows.begin(), rows.end(), where.first_sample);
   const Dataset<double> mine = expected.subset(rows);
   CHECK(part.n_features() == mine.n_features());
+  // A rank holds its share of X: the bytes are cut evenly, and so, on a long file, are the entries.
+  if (expected.n_samples() > 1000)
+    CHECK(static_cast<double>(part.nnz()) <= 1.1 * static_cast<double>(expected.nnz()) / world().size());
   CHECK(std::ranges::equal(part.csr().values(), mine.csr().values()));
   require_same_data(mpi::gather_dataset(world(), part), expected);
 }
@@ -116,10 +122,11 @@ Dataset<double> dataset_of(const RandomProblem<double>& rp) {
 /// fit_by_classes against the serial fit: both certified at tol; F of the split fit is the
 /// objective of its gathered model on the whole problem; the two agree within their gaps.
 template <class Solver>
-void check_split_fit(const Solver& solver, const Dataset<double>& data, double tol) {
+void check_split_fit(const Solver& solver, const Dataset<double>& data, double tol, ClassIndex classes_per_fit = 0) {
   const auto problem = data.problem<Eigen::ColMajor>();
   const Result<double> split = mpi::fit_by_classes(
-      world(), data, [&](const Dataset<double>& mine) { return solver.fit(mine.problem<Eigen::ColMajor>()); });
+      world(), data, [&](const Dataset<double>& mine) { return solver.fit(mine.problem<Eigen::ColMajor>()); },
+      classes_per_fit);
   const Result<double> serial = solver.fit(problem);
   REQUIRE(split.info.status == Status::converged);
   REQUIRE(serial.info.status == Status::converged);
@@ -137,6 +144,46 @@ void check_split_fit(const Solver& solver, const Dataset<double>& data, double t
   CHECK(whole.primal == Approx(split.info.objective).epsilon(1e-9));
   CHECK(split.info.nnz == split.model.nnz());
   CHECK(split.info.nnz_rows == static_cast<std::int64_t>(split.model.support().size()));
+}
+
+/// This rank's rows of `data`: [n·r/P, n·(r+1)/P).
+template <class Scalar>
+Dataset<Scalar> rank_rows(const Dataset<Scalar>& data) {
+  const auto n = static_cast<std::int64_t>(data.n_samples());
+  const std::int64_t first = n * world().rank() / world().size(), end = n * (world().rank() + 1) / world().size();
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(end - first));
+  std::iota(rows.begin(), rows.end(), first);
+  return data.subset(rows);
+}
+
+/// fit_by_samples against the serial fit: every rank returns the same model and information;
+/// both fits are certified at tol and agree to `agreement` (relative) in F, and the reported F
+/// and gap are those of the whole problem at the returned model.
+template <class Scalar, class Solver>
+void check_sample_split(const Solver& solver, const Dataset<Scalar>& data, double tol, double agreement) {
+  const auto problem = data.template problem<Eigen::RowMajor>();
+  const Dataset<Scalar> part = rank_rows(data);
+  const std::int64_t bytes_before = world().reduced_bytes();
+  const Result<Scalar> split = mpi::fit_by_samples(world(), solver, part.template problem<Eigen::RowMajor>());
+  const std::int64_t bytes = world().reduced_bytes() - bytes_before;
+  const Result<Scalar> serial = solver.fit(problem);
+  REQUIRE(split.info.status == Status::converged);
+  REQUIRE(serial.info.status == Status::converged);
+  CHECK(split.info.relative_gap <= tol);
+  CHECK(split.info.objective == Approx(serial.info.objective).epsilon(agreement));
+  // The same bits on every rank.
+  CHECK(world().max(split.info.objective) == world().min(split.info.objective));
+  CHECK(world().max(split.info.epochs) == world().min(split.info.epochs));
+  const double w_sum = split.model.dense().template cast<double>().sum();
+  CHECK(world().max(w_sum) == world().min(w_sum));
+  // The whole problem's F and gap at the returned model, evaluated on one process.
+  GapWorkspace<Scalar> work;
+  const DualityGap whole = duality_gap(solver.loss(), solver.penalty(), problem, split.model, work);
+  CHECK(whole.primal == Approx(split.info.objective).epsilon(agreement));
+  CHECK(whole.relative() == Approx(split.info.relative_gap).epsilon(1e-3).margin(std::is_same_v<Scalar, float> ? 1e-5 : 1e-9));
+  // At least the d × K gradient per iteration went through the reductions.
+  const auto gradient_bytes = static_cast<std::int64_t>(sizeof(Scalar)) * data.n_features() * data.n_classes();
+  CHECK(bytes >= split.info.epochs * gradient_bytes);
 }
 
 }  // namespace
@@ -205,6 +252,13 @@ TEST_CASE("a fit split by classes is certified like the serial fit", "[mpi][bcd]
                                                                {.tol = tol, .max_epochs = 20000, .fit_intercept = true, .threads = 1}),
                     dataset_of(rp), tol);
   }
+  SECTION("in batches of one and of two classes, weighted, with an intercept") {
+    const RandomProblem<double> rp(150, 40, 7, 0.2, 4, /*weighted=*/true);
+    for (const ClassIndex batch : {1, 2})
+      check_split_fit(BlockCD<OvrSquaredHinge, L1, TsengYun>(
+                          {}, {.lambda = 2e-3}, {.tol = tol, .max_epochs = 20000, .fit_intercept = true, .threads = 1}),
+                      dataset_of(rp), tol, batch);
+  }
   SECTION("two classes: with three ranks one has none") {
     const RandomProblem<double> rp(100, 20, 2, 0.3, 9);
     check_split_fit(BlockCD<OvrSquaredHinge, L1, TsengYun>({}, {.lambda = 1e-3}, {.tol = tol, .max_epochs = 20000, .threads = 1}),
@@ -215,6 +269,33 @@ TEST_CASE("a fit split by classes is certified like the serial fit", "[mpi][bcd]
         io::read_libsvm_plain<double>(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale", {.threads = 1});
     check_split_fit(SCD<OvrSquaredHinge, L1, Adaptive>({}, {.lambda = 1e-3}, {.tol = 1e-6, .max_epochs = 5000, .seed = 3, .threads = 1}),
                     dna, 1e-6);
+  }
+}
+
+TEST_CASE("FISTA split by samples takes the serial steps and is certified by the whole gap", "[mpi][fista]") {
+  SECTION("multinomial logistic + l1l2, weighted, with an intercept") {
+    const RandomProblem<double> rp(200, 30, 4, 0.3, 11, /*weighted=*/true);
+    check_sample_split<double>(ProxGradient<Logistic, L1L2>({}, {.lambda = 2e-3},
+                                                             {.tol = 1e-10, .max_epochs = 20000, .fit_intercept = true, .threads = 1}),
+                               dataset_of(rp), 1e-10, 1e-9);
+  }
+  SECTION("squared hinge + l1 (mu = 0: the gap's per-sample rescaling over the ranks)") {
+    const RandomProblem<double> rp(150, 40, 5, 0.2, 12);
+    check_sample_split<double>(ProxGradient<SquaredHinge, L1>({}, {.lambda = 1e-3}, {.tol = 1e-10, .max_epochs = 50000, .threads = 1}),
+                               dataset_of(rp), 1e-10, 1e-9);
+  }
+  SECTION("one-vs-rest squared hinge + l1 on multilabel data, with an intercept") {
+    const RandomProblem<double> rp(120, 30, 6, 0.25, 13, false, RandomLabels::up_to_three);
+    check_sample_split<double>(ProxGradient<OvrSquaredHinge, L1>({}, {.lambda = 1e-3},
+                                                                  {.tol = 1e-10, .max_epochs = 50000, .fit_intercept = true, .threads = 1}),
+                               dataset_of(rp), 1e-10, 1e-9);
+  }
+  SECTION("least squares + ridge only, in single precision") {
+    const RandomProblem<double> rp(100, 25, 3, 0.3, 14);
+    const Dataset<double> data = dataset_of(rp);
+    const Dataset<float> data_f(CsrMatrix<float>(data.matrix().template cast<float>()), data.labels(), data.encoder());
+    check_sample_split<float>(ProxGradient<LeastSquares, NoPenalty>({}, {.mu = 1e-2f}, {.tol = 1e-5, .max_epochs = 20000, .threads = 1}),
+                              data_f, 1e-5, 1e-5);
   }
 }
 

@@ -17,8 +17,11 @@
 /// gather of the nonzero weights to rank 0 at the end.
 ///
 /// Every rank holds the whole X (`gather_dataset`): a one-vs-rest problem needs every sample.
-/// The model is not the serial fit's bit for bit (each rank's solver sees only its classes,
-/// as BlockCD's class ranges do); both are certified within tol of the same optimum.
+/// A rank fits its classes in batches of `classes_per_fit` (all at once by default), so that
+/// its solver's per-class state (a dense column of W and n scores per class) stays within
+/// memory at extreme K; the batches' nonzero weights are kept as they come. The model is not
+/// the serial fit's bit for bit (each fit sees only its classes, as BlockCD's class ranges
+/// do); both are certified within tol of the same optimum.
 ///
 /// \code
 ///   sparsemc::mpi::Communicator world;
@@ -34,7 +37,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "../core/status.hpp"
@@ -45,8 +51,8 @@
 
 namespace sparsemc::mpi {
 
-/// Rank r's classes [first, first + size): [⌈Kr/P⌉, ⌈K(r+1)/P⌉), contiguous, sizes ⌊K/P⌋ or
-/// one more, rank 0's never empty (K ≥ 1).
+/// A contiguous range of classes [first, first + size): rank r's share is
+/// [⌈Kr/P⌉, ⌈K(r+1)/P⌉), of size ⌊K/P⌋ or one more, rank 0's never empty (K ≥ 1).
 struct ClassShare {
   ClassIndex first = 0;
   ClassIndex size = 0;
@@ -75,103 +81,132 @@ template <RealScalar Scalar, StorageIndex Index>
 
 namespace detail {
 
-/// The status of the whole from the ranks': converged when every rank is, else the gravest
-/// (a numerical issue, then a callback's stop, the time limit, the epoch budget).
+/// The status of the whole from the ranks': converged when every rank is, else the gravest.
+/// Status lists the outcomes by gravity: converged, the epoch budget, the time limit, a
+/// callback's stop, a numerical issue.
 [[nodiscard]] inline Status combined_status(const Communicator& comm, Status mine) {
-  const auto gravity = [](Status s) {
-    switch (s) {
-      case Status::converged: return 0;
-      case Status::max_iter: return 1;
-      case Status::time_limit: return 2;
-      case Status::stopped_by_callback: return 3;
-      case Status::numerical_issue: return 4;
-    }
-    return 4;
-  };
-  constexpr Status by_gravity[] = {Status::converged, Status::max_iter, Status::time_limit, Status::stopped_by_callback,
-                                   Status::numerical_issue};
-  return by_gravity[comm.max(gravity(mine))];
+  return static_cast<Status>(comm.max(static_cast<std::int32_t>(mine)));
 }
 
-/// The ranks' models (rank r: the columns of its share) as one model on rank 0: the nonzero
-/// weights gathered, merged row by row (a counting sort by feature keeps each row's classes
-/// increasing, as the shares are). Other ranks get an empty model.
+/// The nonzero weights of this rank's fits, as they come (features, classes in the whole
+/// problem, weights), and the intercepts of its classes in order.
 template <RealScalar Scalar>
-[[nodiscard]] LinearModel<Scalar> gather_model(const Communicator& comm, const LinearModel<Scalar>& part,
-                                               ClassShare share, std::int64_t n_features, std::vector<Label> labels) {
+struct RankWeights {
   std::vector<std::int64_t> features;
   std::vector<ClassIndex> classes;
   std::vector<Scalar> weights;
-  for (std::size_t r = 0; r < part.support().size(); ++r)
-    for (const auto [k, w] : part.row(r)) {
-      features.push_back(part.support()[r]);
-      classes.push_back(share.first + k);
-      weights.push_back(w);
-    }
-  const std::vector<std::int64_t> all_features = comm.gather(std::span<const std::int64_t>(features), 0);
-  const std::vector<ClassIndex> all_classes = comm.gather(std::span<const ClassIndex>(classes), 0);
-  const std::vector<Scalar> all_weights = comm.gather(std::span<const Scalar>(weights), 0);
-  const auto& b = part.intercept();
-  const std::vector<Scalar> intercept = comm.gather(std::span<const Scalar>(b.data(), static_cast<std::size_t>(b.size())), 0);
+  std::vector<Scalar> intercept;
+
+  /// Appends the model of the classes `fitted`.
+  void add(const LinearModel<Scalar>& model, ClassShare fitted) {
+    for (std::size_t r = 0; r < model.support().size(); ++r)
+      for (const auto [k, w] : model.row(r)) {
+        features.push_back(model.support()[r]);
+        classes.push_back(fitted.first + k);
+        weights.push_back(w);
+      }
+    intercept.insert(intercept.end(), model.intercept().data(), model.intercept().data() + model.intercept().size());
+  }
+};
+
+/// The ranks' weights as one model on rank 0: gathered, then merged row by row (a stable
+/// counting sort by feature keeps each row's classes increasing, as the ranks' shares and
+/// their batches are). Other ranks get an empty model.
+template <RealScalar Scalar>
+[[nodiscard]] LinearModel<Scalar> gather_model(const Communicator& comm, const RankWeights<Scalar>& mine,
+                                               std::int64_t n_features, std::vector<Label> labels) {
+  const std::vector<std::int64_t> features = comm.gather(std::span<const std::int64_t>(mine.features), 0);
+  const std::vector<ClassIndex> classes = comm.gather(std::span<const ClassIndex>(mine.classes), 0);
+  const std::vector<Scalar> weights = comm.gather(std::span<const Scalar>(mine.weights), 0);
+  const std::vector<Scalar> intercept = comm.gather(std::span<const Scalar>(mine.intercept), 0);
   if (!comm.root()) return {};
 
-  // Counting sort of the entries by feature, stable: rank order, then each rank's own order.
   std::vector<std::int64_t> row_size(static_cast<std::size_t>(n_features) + 1, 0);
-  for (const std::int64_t j : all_features) ++row_size[static_cast<std::size_t>(j) + 1];
+  for (const std::int64_t j : features) ++row_size[static_cast<std::size_t>(j) + 1];
   std::vector<std::int64_t> support, row_start{0};
   for (std::int64_t j = 0; j < n_features; ++j)
     if (row_size[static_cast<std::size_t>(j) + 1] > 0) {
       support.push_back(j);
       row_start.push_back(row_start.back() + row_size[static_cast<std::size_t>(j) + 1]);
     }
-  std::partial_sum(row_size.begin(), row_size.end(), row_size.begin());  // now the row offsets
-  std::vector<ClassIndex> sorted_classes(all_classes.size());
-  std::vector<Scalar> sorted_weights(all_weights.size());
-  for (std::size_t p = 0; p < all_features.size(); ++p) {
-    const auto at = static_cast<std::size_t>(row_size[static_cast<std::size_t>(all_features[p])]++);
-    sorted_classes[at] = all_classes[p];
-    sorted_weights[at] = all_weights[p];
+  std::partial_sum(row_size.begin(), row_size.end(), row_size.begin());  // now the rows' offsets
+  std::vector<ClassIndex> sorted_classes(classes.size());
+  std::vector<Scalar> sorted_weights(weights.size());
+  for (std::size_t p = 0; p < features.size(); ++p) {
+    const auto at = static_cast<std::size_t>(row_size[static_cast<std::size_t>(features[p])]++);
+    sorted_classes[at] = classes[p];
+    sorted_weights[at] = weights[p];
   }
-  typename LinearModel<Scalar>::Vector b_whole =
-      Eigen::Map<const typename LinearModel<Scalar>::Vector>(intercept.data(), static_cast<Eigen::Index>(intercept.size()));
+  using Vector = typename LinearModel<Scalar>::Vector;
+  Vector b = Eigen::Map<const Vector>(intercept.data(), static_cast<Eigen::Index>(intercept.size()));
   return LinearModel<Scalar>(n_features, std::move(support), std::move(row_start), std::move(sorted_classes),
-                             std::move(sorted_weights), std::move(b_whole), std::move(labels));
+                             std::move(sorted_weights), std::move(b), std::move(labels));
+}
+
+/// Adds the information block of one fit to this rank's: F and the gap summed, the gravest
+/// status (combined_status), epochs and measure at most, nonzeros and gap evaluations summed, times summed.
+inline void add_info(SolverInfo& into, const SolverInfo& fit) {
+  into.status = std::max(into.status, fit.status);  // Status lists the outcomes by gravity
+  into.objective += fit.objective;
+  into.duality_gap += fit.duality_gap;
+  into.epochs = std::max(into.epochs, fit.epochs);
+  into.measure_name = fit.measure_name;
+  into.measure = std::isnan(into.measure) ? fit.measure : std::max(into.measure, fit.measure);
+  into.nnz += fit.nnz;
+  into.seconds += fit.seconds;
+  into.gap_evaluations += fit.gap_evaluations;
+  into.gap_seconds += fit.gap_seconds;
 }
 
 }  // namespace detail
 
-/// Fits (1) over the ranks by classes (see the file comment): `fit(mine)` fits this rank's
-/// one-vs-rest problem `mine` (restrict_to_classes) with any solver and returns its
-/// Result; a rank with no class (P > K) does not call it. Returns, on rank 0, the whole
-/// model (with rank 0's provenance and the whole fit's status) and on every rank the
-/// information block of the whole: F = Σ F_r, the gap Σ (F_r − D_r) and its relative value,
-/// the gravest status, the most epochs, the nonzero weights and rows of W, the slowest rank's
-/// time. Collective; an exception on any rank is a `RankError` on every rank.
+/// Fits (1) over the ranks by classes (see the file comment): `fit(mine)` fits one batch of
+/// this rank's classes — the one-vs-rest problem `mine` (restrict_to_classes) — with any
+/// solver and returns its Result; the rank's share goes in batches of `classes_per_fit`
+/// classes (0: all at once); a rank with no class (P > K) does not call it. Returns, on rank
+/// 0, the whole model (with the first fit's provenance and the whole fit's status) and on
+/// every rank the information block of the whole: F = Σ F_r, the gap Σ (F_r − D_r) and its
+/// relative value, the gravest status, the most epochs, the nonzero weights and rows of W,
+/// the slowest rank's time. Collective; an exception on any rank is a `RankError` on every
+/// rank.
 template <RealScalar Scalar, StorageIndex Index, class Fit>
-[[nodiscard]] Result<Scalar> fit_by_classes(const Communicator& comm, const Dataset<Scalar, Index>& data, Fit&& fit) {
+[[nodiscard]] Result<Scalar> fit_by_classes(const Communicator& comm, const Dataset<Scalar, Index>& data, Fit&& fit,
+                                            ClassIndex classes_per_fit = 0) {
+  if (classes_per_fit < 0)
+    throw std::invalid_argument("mpi::fit_by_classes: classes_per_fit must be >= 0 (0 = all at once), got " +
+                                std::to_string(classes_per_fit));
   const ClassShare share = class_share(data.n_classes(), comm.rank(), comm.size());
-  Result<Scalar> part;
-  part.info.status = Status::converged;
-  part.info.objective = part.info.duality_gap = 0.0;  // an empty share: F_r = D_r = 0
+  const ClassIndex batch = classes_per_fit > 0 ? std::min(classes_per_fit, share.size) : share.size;
+  detail::RankWeights<Scalar> weights;
+  SolverInfo mine;  // an empty share: converged, F_r = D_r = 0
+  mine.status = Status::converged;
+  mine.objective = mine.duality_gap = 0.0;
+  ModelProvenance provenance;
   collectively(comm, [&] {
-    if (share.size > 0) part = fit(restrict_to_classes(data, share));
+    for (ClassIndex first = share.first; first < share.first + share.size; first += batch) {
+      const ClassShare fitted{first, std::min<ClassIndex>(batch, share.first + share.size - first)};
+      const Result<Scalar> part = fit(restrict_to_classes(data, fitted));
+      if (first == share.first) provenance = part.model.provenance();
+      detail::add_info(mine, part.info);
+      weights.add(part.model, fitted);
+    }
   });
 
-  SolverInfo whole = part.info;
-  whole.status = detail::combined_status(comm, part.info.status);
+  SolverInfo whole = mine;
+  whole.status = detail::combined_status(comm, mine.status);
   comm.sum(whole.objective);
   comm.sum(whole.duality_gap);
   whole.relative_gap = relative_gap(whole.objective, whole.objective - whole.duality_gap);
-  whole.epochs = comm.max(part.info.epochs);
+  whole.epochs = comm.max(mine.epochs);
   comm.sum(whole.nnz);
-  whole.measure = comm.max(std::isnan(part.info.measure) ? -std::numeric_limits<double>::infinity() : part.info.measure);
-  whole.seconds = comm.max(part.info.seconds);
+  whole.measure = comm.max(std::isnan(mine.measure) ? -std::numeric_limits<double>::infinity() : mine.measure);
+  if (std::isinf(whole.measure)) whole.measure = std::numeric_limits<double>::quiet_NaN();
+  whole.seconds = comm.max(mine.seconds);
   comm.sum(whole.gap_evaluations);
-  whole.gap_seconds = comm.max(part.info.gap_seconds);
+  whole.gap_seconds = comm.max(mine.gap_seconds);
 
-  Result<Scalar> result{detail::gather_model(comm, part.model, share, data.n_features(), data.encoder().labels()), whole};
+  Result<Scalar> result{detail::gather_model(comm, weights, data.n_features(), data.encoder().labels()), whole};
   if (comm.root()) {
-    ModelProvenance provenance = part.model.provenance();
     provenance.status = std::string(to_string(whole.status));
     result.model.provenance() = provenance;
     result.info.nnz_rows = static_cast<std::int64_t>(result.model.support().size());

@@ -78,7 +78,10 @@ inline constexpr std::size_t max_message = std::size_t{1} << 30;
 
 /// A communicator (not owned: the caller's MPI_Comm, MPI_COMM_WORLD by default) with the
 /// collectives of the distributed fits. Every member is collective: all ranks call it, in
-/// the same order. Lengths are 64-bit; longer arrays go in pieces of 2³⁰ elements.
+/// the same order. Lengths are 64-bit; longer arrays go in pieces of 2³⁰ elements. Sums,
+/// maxima and minima are the same bits on every rank (reduced on rank 0, then broadcast: an
+/// MPI_Allreduce may add in a different order on different ranks), so that ranks that
+/// branch on them branch alike.
 class Communicator {
  public:
   explicit Communicator(MPI_Comm comm = MPI_COMM_WORLD) : comm_(comm) {
@@ -90,6 +93,9 @@ class Communicator {
   [[nodiscard]] int size() const noexcept { return size_; }
   [[nodiscard]] bool root() const noexcept { return rank_ == 0; }
   [[nodiscard]] MPI_Comm get() const noexcept { return comm_; }
+  /// Bytes this rank has contributed to sums, maxima and minima so far (the payload, not
+  /// MPI's own traffic): the difference over a solve's iterations is its communication.
+  [[nodiscard]] std::int64_t reduced_bytes() const noexcept { return reduced_bytes_; }
 
   /// values ← Σ over the ranks, in place (every rank gets the sums).
   template <class T>
@@ -197,8 +203,12 @@ class Communicator {
   void reduce(std::span<T> values, MPI_Op op) const {
     for (std::size_t at = 0; at < values.size(); at += detail::max_message) {
       const std::size_t count = std::min(detail::max_message, values.size() - at);
-      MPI_Allreduce(MPI_IN_PLACE, values.data() + at, static_cast<int>(count), detail::datatype<T>(), op, comm_);
+      T* data = values.data() + at;
+      MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : data, rank_ == 0 ? data : nullptr, static_cast<int>(count),
+                 detail::datatype<T>(), op, 0, comm_);
+      MPI_Bcast(data, static_cast<int>(count), detail::datatype<T>(), 0, comm_);
     }
+    reduced_bytes_ += static_cast<std::int64_t>(values.size() * sizeof(T));
   }
   static std::int64_t total(const std::vector<std::int64_t>& lengths) {
     std::int64_t sum = 0;
@@ -209,6 +219,7 @@ class Communicator {
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;
+  mutable std::int64_t reduced_bytes_ = 0;
 };
 
 /// The exception every rank throws when a step run `collectively` failed on some rank: the
