@@ -1,7 +1,8 @@
 /// \file sparsemc_train_mpi.cpp
 /// sparsemc-train-mpi: sparsemc-train over MPI ranks — `mpirun -np P sparsemc-train-mpi
 /// [options] TRAIN MODEL` fits objective (1) split by classes (sparsemc/mpi/class_partition.hpp)
-/// and rank 0 writes the model file sparsemc-train would. Its --help is the user
+/// or by samples (sparsemc/mpi/sample_partition.hpp) and rank 0 writes the model file
+/// sparsemc-train would. Its --help is the user
 /// documentation; docs/mpi.md the design and the capacity plan.
 
 #include <cstdint>
@@ -15,6 +16,8 @@
 #include <sparsemc/core/stopwatch.hpp>
 #include <sparsemc/mpi/class_partition.hpp>
 #include <sparsemc/mpi/read.hpp>
+#include <sparsemc/mpi/sample_partition.hpp>
+#include <sparsemc/solver/fista/prox_gradient.hpp>
 
 #include "cli.hpp"
 #include "data.hpp"
@@ -91,22 +94,47 @@ class Silence {
   std::streambuf* err_;
 };
 
+/// What sparsemc-train-mpi takes beyond the shared options.
+struct MpiArgs : FitArgs {
+  std::string partition = "auto";  // --partition
+  int classes_per_fit = 0;         // --classes-per-fit (0: a rank's whole share at once)
+};
+
+/// How (1) is split over the ranks.
+enum class Partition { classes, samples };
+
+/// The partition of --partition for these settings (auto: by classes where (1) separates over
+/// them and the solver is not fista; by samples with fista, which takes every smooth loss).
+Partition choose_partition(const MpiArgs& args) {
+  const bool separable = separates_classes(args.fit.loss, args.fit.penalty);
+  const bool smooth = loss_is_smooth(args.fit.loss);
+  const bool fista = args.solver == "fista";
+  if (args.partition == "classes" || (args.partition == "auto" && separable && !fista)) {
+    if (!separable)
+      throw UsageError("--partition classes: --loss " + args.fit.loss + " --penalty " + args.fit.penalty +
+                       " couples the classes; the class partition takes " + separable_pairs());
+    return Partition::classes;
+  }
+  if (!smooth)
+    throw UsageError("--loss " + args.fit.loss + ": the sample partition runs fista, which needs a smooth loss, and "
+                     "with --penalty " + args.fit.penalty + " (1) does not split by classes (that takes " +
+                     separable_pairs() + "); docs/mpi.md says what to do at this scale");
+  if (args.solver != "auto" && !fista)
+    throw UsageError("--solver " + args.solver + ": the sample partition runs fista (give --solver fista or auto)");
+  return Partition::samples;
+}
+
+/// The class partition: every rank parses its share of the file and then holds every sample;
+/// each fits the one-vs-rest problems of its classes with the registered solver.
 template <class Scalar>
-int train(const mpi::Communicator& world, FitArgs& args) {
-  Progress progress(args.quiet ? Verbosity::quiet : args.verbose ? Verbosity::verbose : Verbosity::normal, std::cerr);
-  std::ostream& report = args.model_file == "-" ? std::cerr : std::cout;  // stdout carries MODEL '-'
+Result<Scalar> fit_classes(const mpi::Communicator& world, MpiArgs& args, const io::LibsvmOptions& options,
+                           Progress& progress) {
   const Stopwatch read_watch;
-  io::LibsvmOptions options{.zero_based = args.zero_based, .threads = args.fit.threads};
-  if (args.multilabel) options.label_format = io::LabelFormat::multilabel;
-  // Each rank parses its share of the file; the class partition then needs every sample on
-  // every rank.
   Dataset<Scalar> data = on_every_rank(StepKind::input, [&] {
-    mpi::PartOfFile where;
-    const Dataset<Scalar> part = mpi::read_libsvm_part<Scalar>(world, args.train_file, options, &where);
+    const Dataset<Scalar> part = mpi::read_libsvm_part<Scalar>(world, args.train_file, options);
     return mpi::gather_dataset(world, part);
   });
   progress.file_read(args.train_file, data.n_samples(), data.n_features(), data.nnz(), read_watch.seconds());
-
   if (args.C) set_from_C(args, data.n_samples());
   args.fit.multilabel = data.multilabel();
   args.fit.n_samples = data.n_samples();
@@ -123,34 +151,99 @@ int train(const mpi::Communicator& world, FitArgs& args) {
   });
   // The solvers see only the features that occur, as in sparsemc-train.
   const FeatureMap features = data.compact_features();
-
   const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
   ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
-  const Stopwatch fit_watch;
   Result<Scalar> result = on_every_rank(StepKind::compute, [&] {
-    return mpi::fit_by_classes(world, data, [&](const Dataset<Scalar>& mine) { return fit(mine, args.fit, nullptr, callback); });
+    return mpi::fit_by_classes(
+        world, data, [&](const Dataset<Scalar>& mine) { return fit(mine, args.fit, nullptr, callback); },
+        args.classes_per_fit);
   });
-  result.info.seconds = fit_watch.seconds();
+  if (world.root()) result.model = expand_features(result.model, features);
+  return result;
+}
 
+/// The sample partition: every rank parses and keeps its share of the file; fista runs on
+/// every rank, its sums over the samples reduced over the ranks.
+template <class Scalar>
+Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const io::LibsvmOptions& options,
+                           Progress& progress) {
+  const Stopwatch read_watch;
+  mpi::PartOfFile where;
+  Dataset<Scalar> part = on_every_rank(
+      StepKind::input, [&] { return mpi::read_libsvm_part<Scalar>(world, args.train_file, options, &where); });
+  std::int64_t nnz = part.nnz();
+  world.sum(nnz);
+  progress.file_read(args.train_file, where.n_samples, part.n_features(), nnz, read_watch.seconds());
+  if (args.C) set_from_C(args, where.n_samples);
+  args.fit.multilabel = world.max(static_cast<std::int32_t>(part.multilabel())) != 0;
+  args.fit.n_samples = where.n_samples;
+  args.fit.n_features = part.n_features();
+  if (args.fit.multilabel && !loss_supports_multilabel(args.fit.loss))
+    throw UsageError("--loss " + args.fit.loss + " does not support multilabel data (" + args.train_file +
+                     " has samples with several or no labels); multilabel losses: " + join(multilabel_losses()));
+  const SolverSpec& spec = Registry::resolve("fista", args.fit);
+  args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
+  if (args.bias >= 0) part = append_bias(part, args.bias);
+  on_every_rank(StepKind::input, [&] {
+    mpi::collectively(world, [&] {
+      if (!args.class_weights.empty()) part.set_class_weights(parse_class_weights(args.class_weights, part.encoder()));
+      if (!args.weights_file.empty()) {
+        const std::vector<Scalar> all = read_sample_weights<Scalar>(args.weights_file, where.n_samples);
+        const auto first = all.begin() + where.first_sample;
+        part.set_sample_weights(std::vector<Scalar>(first, first + part.n_samples()));
+      }
+    });
+  });
+  ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
+  std::optional<Result<Scalar>> result;
+  dispatch(AllLosses{}, AllPenalties{}, args.fit.loss, args.fit.penalty, [&]<class Loss, class Penalty>() {
+    if constexpr (SmoothLoss<Loss, Scalar>) {
+      ProxGradientOptions fista_options{};
+      detail::apply_common(fista_options, args.fit);
+      fista_options.validate();
+      Penalty penalty{};
+      penalty.lambda = args.fit.lambda;
+      penalty.mu = args.fit.mu;
+      const ProxGradient<Loss, Penalty> solver(Loss{}, penalty, fista_options);
+      result = mpi::fit_by_samples(world, solver, part.template problem<Eigen::RowMajor>(), nullptr, callback);
+    }
+  });
+  result->model = detail::relabel(result->model, part.encoder().labels());
+  result->model.provenance().solver = spec.name;
+  return std::move(*result);
+}
+
+/// Fits by the partition, then rank 0 reports and writes the model.
+template <class Scalar>
+int train(const mpi::Communicator& world, MpiArgs& args, Partition partition) {
+  Progress progress(args.quiet ? Verbosity::quiet : args.verbose ? Verbosity::verbose : Verbosity::normal, std::cerr);
+  std::ostream& report = args.model_file == "-" ? std::cerr : std::cout;  // stdout carries MODEL '-'
+  io::LibsvmOptions options{.zero_based = args.zero_based, .threads = args.fit.threads};
+  if (args.multilabel) options.label_format = io::LabelFormat::multilabel;
+  const Stopwatch fit_watch;
+  Result<Scalar> result = partition == Partition::classes ? fit_classes<Scalar>(world, args, options, progress)
+                                                          : fit_samples<Scalar>(world, args, options, progress);
+  const char* partition_name = partition == Partition::classes ? "classes" : "samples";
   on_every_rank(StepKind::input, [&] {
     mpi::collectively(world, [&] {
       if (!world.root()) return;
-      result.model = expand_features(result.model, features);
       result.model.provenance().bias = args.bias;
       if (args.json) {
         nlohmann::json out = fit_json(result, args.fit, args.tol, std::nullopt);
         out["ranks"] = world.size();
-        out["partition"] = "classes";
+        out["partition"] = partition_name;
+        out["reduced_bytes"] = world.reduced_bytes();
         std::cout << out.dump() << std::endl;  // --json: MODEL is a file
       } else {
-        report << "ranks " << world.size() << "  partition classes\n";
+        report << "ranks " << world.size() << "  partition " << partition_name << "  reduced "
+               << static_cast<double>(world.reduced_bytes()) / 1e6 << " MB per rank\n";
         print_summary(report, result, args.fit, args.tol, std::nullopt);
       }
       if (result.info.status != Status::numerical_issue) save_model(result.model, args.model_file, args.model_format);
     });
   });
   if (result.info.status == Status::numerical_issue)
-    throw NumericalError("a rank's solver stopped on non-finite values (status numerical_issue); the model was not saved");
+    throw NumericalError("the solver stopped on non-finite values (status numerical_issue); the model was not saved");
   return exit_ok;
 }
 
@@ -164,33 +257,44 @@ int main(int argc, char** argv) {
   // Every failure is agreed on by the ranks and reported by rank 0; the others stay silent.
   std::optional<Silence> silence;
   if (!world.root()) silence.emplace();
-  FitArgs args;
+  MpiArgs args;
   CLI::App app{
       "sparsemc-train-mpi: sparsemc-train over MPI. Run as\n"
       "  mpirun -np P sparsemc-train-mpi [options] TRAIN MODEL\n"
-      "to fit (1) of sparsemc-train on TRAIN split by classes: each rank parses its share of the\n"
-      "file, holds every sample, fits the one-vs-rest problems of K/P classes and certifies them;\n"
-      "the gaps add up to the certificate of the whole, and rank 0 writes the model file\n"
-      "sparsemc-train would. Takes " + separable_pairs() + " (docs/mpi.md).",
+      "to fit (1) of sparsemc-train on TRAIN over P ranks, each parsing its share of the file, and\n"
+      "write from rank 0 the model file sparsemc-train would. By classes (" + separable_pairs() + "):\n"
+      "each rank holds every sample and fits the one-vs-rest problems of K/P classes, and the\n"
+      "ranks' gaps add up to the certificate of the whole. By samples (fista, every smooth loss):\n"
+      "each rank holds its share of the samples; the gradient is summed over the ranks every\n"
+      "iteration and the duality gap is the whole problem's (docs/mpi.md).",
       "sparsemc-train-mpi"};
   app.get_formatter()->column_width(34);
   const FitOptions shared = add_fit_options(app, args, "each rank: reading its share of the file and its solver (with several ranks on one machine, "
                              "give each its share of the cores: --threads 1 for a rank per core)");
+  app.add_option("--partition", args.partition,
+                 wrap("how (1) is split over the ranks: classes, samples, or auto (default auto: by classes for " +
+                      separable_pairs() + " with any solver but fista; else by samples, with fista)"))
+      ->type_name("HOW")
+      ->check(one_of({"auto", "classes", "samples"}));
+  app.add_option("--classes-per-fit", args.classes_per_fit,
+                 wrap("by classes: the classes a rank fits at once, an integer >= 0 (default 0: its whole share); a "
+                      "solver keeps a dense column of W and n scores per class, so at extreme K a few classes at a "
+                      "time bound a rank's memory"))
+      ->type_name("N")
+      ->check(integer_at_least(0));
   app.add_flag("--json", args.json,
                wrap("print one JSON object on stdout instead of text: sparsemc-train's fields (solver, loss, penalty, "
                     "lambda, mu, status, epochs, objective, duality_gap, relative_gap, tol, measure_name, measure, "
-                    "nnz, nnz_rows, train_seconds, gap_evaluations, gap_seconds), and ranks and partition "
-                    "(default: text)"));
+                    "nnz, nnz_rows, train_seconds, gap_evaluations, gap_seconds), and ranks, partition and "
+                    "reduced_bytes (what rank 0 contributed to the sums over the ranks: the communication beyond "
+                    "reading) (default: text)"));
   app.footer(Registry::help() + "\n" + train_exit_status_help);
   add_version_flag(app, "sparsemc-train-mpi");
 
   return run_tool("sparsemc-train-mpi", app, argc, argv, [&] {
     if (args.C) set_from_C(args, 1);
     const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
-    if (!separates_classes(args.fit.loss, args.fit.penalty))
-      throw UsageError("--loss " + args.fit.loss + " --penalty " + args.fit.penalty +
-                       ": couples the classes; sparsemc-train-mpi splits (1) by classes, which takes " +
-                       separable_pairs() + " (docs/mpi.md says what to do with the other losses)");
+    const Partition partition = choose_partition(args);
     if (spec.writes_staged(args.fit))
       throw UsageError("--solver " + spec.name + " writes a staged model; sparsemc-train-mpi fits linear models only");
     if (args.C && args.fit.penalty == sparsemc::NoPenalty::name && shared.mu->count() > 0)
@@ -204,6 +308,6 @@ int main(int argc, char** argv) {
       });
     });
     use_threads(args.fit.threads);
-    return args.use_float ? train<float>(world, args) : train<double>(world, args);
+    return args.use_float ? train<float>(world, args, partition) : train<double>(world, args, partition);
   });
 }
