@@ -68,6 +68,11 @@ for example in build/release/examples/example_*; do
   echo "-- $example"
   "$example" >/dev/null
 done
+if [ -x build/release/examples/mpi_distributed ]; then
+  echo "-- build/release/examples/mpi_distributed (mpirun -np 2)"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1 \
+    mpirun -np 2 build/release/examples/mpi_distributed >/dev/null
+fi
 
 stage "Python package: pip install --no-build-isolation ./python into a venv"
 venv=build/python-venv
@@ -110,6 +115,9 @@ if [ -x bench/compare ]; then
 fi
 if [ -x build/release/bench/parse_file ]; then
   bench/threads_compare.py --smoke --build build/release >/dev/null
+fi
+if [ -x build/release/tools/sparsemc-train-mpi ]; then
+  bench/mpi_compare.py --smoke --build build/release >/dev/null
 fi
 "$venv/bin/python" bench/python_vs_sklearn.py --smoke >/dev/null
 
