@@ -299,6 +299,28 @@ TEST_CASE("FISTA split by samples takes the serial steps and is certified by the
   }
 }
 
+TEST_CASE("sums and maxima over the ranks, short and long, are exact and the same on every rank", "[mpi]") {
+  const int P = world().size(), r = world().rank();
+  for (const std::size_t length : {std::size_t{3}, std::size_t{100'003}}) {
+    std::vector<double> values(length), largest(length);
+    for (std::size_t i = 0; i < length; ++i) {
+      values[i] = static_cast<double>((r + 1) * static_cast<int>(i % 1000));
+      largest[i] = -static_cast<double>(r) - static_cast<double>(i);
+    }
+    world().sum(std::span<double>(values));
+    world().max(std::span<double>(largest));
+    bool exact = true;
+    for (std::size_t i = 0; i < length; ++i) {
+      exact &= values[i] == static_cast<double>(P * (P + 1) / 2 * static_cast<int>(i % 1000));
+      exact &= largest[i] == -static_cast<double>(i);
+    }
+    CHECK(exact);
+  }
+  std::vector<float> ones(50'000, 1.0f);
+  world().sum(std::span<float>(ones));
+  CHECK(std::ranges::all_of(ones, [&](float x) { return x == static_cast<float>(P); }));
+}
+
 TEST_CASE("class shares cover the classes in order, rank 0's never empty", "[mpi]") {
   for (const int ranks : {1, 2, 3, 7})
     for (const ClassIndex K : {1, 2, 3, 10, 105}) {
