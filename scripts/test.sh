@@ -5,9 +5,11 @@
 #      tests that run a quarter faster than g++'s; the tools' scripts run in Release only: their
 #      readers are fuzzed under the same sanitizers in 5., and the solver registry built
 #      sanitized took longer than all the rest of CI). The sanitizer build runs in the
-#      background from the end of the Release build on, its tests last;
-#   2. every example program, and the Python package: installed offline into a venv, its tests
-#      (pytest) and its examples;
+#      background from the end of the Release build on, its tests last. With MPI (Open MPI is
+#      among the test packages) both include test_mpi under mpirun with 2 and 3 ranks, and the
+#      Release tests sparsemc-train-mpi's script;
+#   2. every example program (the distributed one under mpirun -np 2), and the Python package:
+#      installed offline into a venv, its tests (pytest) and its examples;
 #   3. an install into a temporary prefix and the downstream find_package(sparsemc) example,
 #      built with g++ and with clang;
 #   4. the benchmarks in their smoke form;
