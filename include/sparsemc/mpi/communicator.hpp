@@ -142,6 +142,11 @@ class Communicator {
     auto length = static_cast<std::int64_t>(values.size());
     MPI_Bcast(&length, 1, MPI_INT64_T, from, comm_);
     values.resize(static_cast<std::size_t>(length));
+    broadcast(std::span<T>(values), from);
+  }
+  /// `values` of rank `from` into every rank's `values` (of the same size).
+  template <class T>
+  void broadcast(std::span<T> values, int from) const {
     for (std::size_t at = 0; at < values.size(); at += detail::max_message) {
       const std::size_t count = std::min(detail::max_message, values.size() - at);
       MPI_Bcast(values.data() + at, static_cast<int>(count), detail::datatype<T>(), from, comm_);
@@ -156,16 +161,22 @@ class Communicator {
   /// Every rank's `part`, concatenated in rank order, on every rank.
   template <class T>
   [[nodiscard]] std::vector<T> all_gather(std::span<const T> part) const {
-    const std::vector<std::int64_t> lengths = all_gather(static_cast<std::int64_t>(part.size()));
-    std::vector<T> out;
-    out.reserve(static_cast<std::size_t>(total(lengths)));
-    std::vector<T> piece;
-    for (int r = 0; r < size_; ++r) {
-      if (r == rank_) piece.assign(part.begin(), part.end());
-      broadcast(piece, r);
-      out.insert(out.end(), piece.begin(), piece.end());
-    }
+    std::vector<T> out(static_cast<std::size_t>(total(all_gather(static_cast<std::int64_t>(part.size())))));
+    all_gather(part, std::span<T>(out));
     return out;
+  }
+  /// The same into `out`, whose size is the sum of the parts' (storage the caller has, such as
+  /// a matrix's arrays: no second copy).
+  template <class T>
+  void all_gather(std::span<const T> part, std::span<T> out) const {
+    const std::vector<std::int64_t> lengths = all_gather(static_cast<std::int64_t>(part.size()));
+    std::size_t at = 0;
+    for (int r = 0; r < size_; ++r) {
+      const std::span<T> slice = out.subspan(at, static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]));
+      if (r == rank_) std::copy(part.begin(), part.end(), slice.begin());
+      broadcast(slice, r);
+      at += slice.size();
+    }
   }
 
   /// Every rank's `part`, concatenated in rank order, on rank `to` (empty elsewhere).

@@ -213,9 +213,11 @@ template <RealScalar Scalar, StorageIndex Index = std::int32_t>
   std::int64_t n_samples = n_mine, lines = summary.lines;
   comm.sum(n_samples);
   comm.sum(lines);
-  if (n_samples == 0)
-    throw io::ParseError(name, lines + (comm.max(tail) > 0 ? 0 : 1), comm.max(tail) + 1,
+  if (n_samples == 0) {  // the serial reader's position: the end of the input
+    const std::int64_t last_tail = comm.max(tail);
+    throw io::ParseError(name, lines + (last_tail > 0 ? 0 : 1), last_tail + 1,
                          io::detail::LibsvmParser<Scalar, Index>::no_samples_message);
+  }
   const bool multilabel = options.label_format == io::LabelFormat::multilabel ||
                           (options.label_format == io::LabelFormat::detect && comm.max<std::int32_t>(summary.multilabel_sign));
   const std::vector<std::int64_t> missing_line =
@@ -259,14 +261,11 @@ template <RealScalar Scalar, StorageIndex Index>
   if (nnz > static_cast<std::int64_t>(std::numeric_limits<Index>::max()))
     throw std::invalid_argument("mpi::gather_dataset: " + std::to_string(nnz) + " entries overflow the " +
                                 io::detail::index_bits<Index> + " index type; read with 64-bit indices");
+  // The entries straight into the matrix's arrays.
   CsrMatrix<Scalar, Index> whole(static_cast<Index>(lengths.size()), X.cols());
-  {
-    const std::vector<Index> columns = comm.all_gather(X.inner_indices());
-    const std::vector<Scalar> values = comm.all_gather(X.values());
-    whole.resizeNonZeros(static_cast<Eigen::Index>(nnz));
-    std::copy(columns.begin(), columns.end(), whole.innerIndexPtr());
-    std::copy(values.begin(), values.end(), whole.valuePtr());
-  }
+  whole.resizeNonZeros(static_cast<Eigen::Index>(nnz));
+  comm.all_gather(X.inner_indices(), std::span<Index>(whole.innerIndexPtr(), static_cast<std::size_t>(nnz)));
+  comm.all_gather(X.values(), std::span<Scalar>(whole.valuePtr(), static_cast<std::size_t>(nnz)));
   Index offset = 0;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
     whole.outerIndexPtr()[i] = offset;
