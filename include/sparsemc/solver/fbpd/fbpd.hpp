@@ -27,6 +27,7 @@
 #include "../../model/linear_model.hpp"
 #include "../../penalty/concepts.hpp"
 #include "../duality_gap.hpp"
+#include "../sample_sums.hpp"
 #include "../solver_base.hpp"
 #include "detail/engine.hpp"
 #include "options.hpp"
@@ -51,6 +52,11 @@ namespace sparsemc {
 ///
 /// `converged` means the relative duality gap of (1), (F − D)/max(|F|, 10⁻¹²), is ≤ tol (the
 /// paper's dual (11) is D of (1)); `fbpd-epi` solves (8) and certifies its KKT residual instead.
+///
+/// `fit_part` solves one part of a problem split by samples among processes: the dual blocks
+/// y_i, the scores and the steps σ_i are a process's own; the pass's Tᵀy (d × K) and its sums,
+/// the preconditioner's column sums, and the sums of the restarts, the adaptive steps and the
+/// certificate are completed over the processes (sparsemc/mpi/sample_partition.hpp).
 ///
 /// Implementation notes: docs/fbpd.md.
 ///
@@ -98,12 +104,31 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
                           "a grouping");
   }
 
+  /// Fits (1) over a problem split by samples among processes: `part` holds this process's
+  /// samples (part.n_total the samples of the whole), `sums` completes every sum over the
+  /// samples (sample_sums.hpp; mpi::SampleSums over MPI ranks), `initial` a warm start or
+  /// null. Every process calls it with its part, the same options and the same `initial`;
+  /// each returns the same model and information block — the serial solve's iterates up to
+  /// the order of the sums, certified by the gap of the whole (Algorithm 2: its KKT residual).
+  template <RealScalar Scalar, StorageIndex Index, int Order, SampleSums Sums, class... Callbacks>
+  Result<Scalar> fit_part(const Problem<Scalar, Index, Order>& part, const Sums& sums,
+                          const LinearModel<Scalar>* initial, Callbacks&&... callbacks) const {
+    return solve(part, initial, sums, callbacks...);
+  }
+
  private:
-  /// The solve: the engine's start, then per iteration its named steps (detail/engine.hpp),
-  /// the report to the callbacks and the verdict; then F and the certificate at the returned x̃.
   template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
   Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
                      Callbacks&... callbacks) const {
+    return solve(problem, initial, LocalSums{}, callbacks...);
+  }
+
+  /// The solve: the engine's start, then per iteration its named steps (detail/engine.hpp),
+  /// the report to the callbacks and the verdict; then F and the certificate at the returned x̃.
+  /// The verdict's inputs — the clock and the callbacks' stop — are agreed through `sums`.
+  template <RealScalar Scalar, StorageIndex Index, int Order, class Sums, class... Callbacks>
+  Result<Scalar> solve(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
+                       const Sums& sums, Callbacks&... callbacks) const {
     static_assert(exact_hinge || SmoothLoss<Loss, Scalar>,
                   "FBPD needs the Crammer-Singer loss (solved exactly through its dual) or a smooth loss "
                   "(value, gradient, curvature, curvature_bound: loss/concepts.hpp)");
@@ -114,7 +139,8 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       throw std::invalid_argument("FBPD: the Crammer-Singer hinge is solved for multiclass data (one class per "
                                   "sample); this problem is multilabel");
     const Stopwatch clock;
-    detail::FbpdEngine<Loss, Penalty, Formulation, Scalar, Index, Order> engine(problem, loss_, penalty_, options_);
+    detail::FbpdEngine<Loss, Penalty, Formulation, Scalar, Index, Order, Sums> engine(problem, loss_, penalty_,
+                                                                                     options_, sums);
     auto make_model = [&] { return engine.model(); };
     Status status = Status::max_iter;
     if (const std::optional<Status> ended = engine.start(initial)) {
@@ -130,9 +156,9 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
         engine.evaluate_measure();
         engine.restart_if_due();
         const bool certified = engine.certify();
-        const EpochReport report = engine.report(clock.seconds());
+        const EpochReport report = engine.report(sums.max(clock.seconds()));
         if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
-        const bool stop = notify_end_epoch(report, make_model, callbacks...);
+        const bool stop = sums.any(notify_end_epoch(report, make_model, callbacks...));
         const bool finite = std::isfinite(report.measure);
         if (const auto verdict = detail::epoch_verdict(options_, finite, certified, stop, report.seconds)) {
           status = *verdict;
@@ -143,7 +169,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
 
     SolverInfo info = engine.info(status);
     const DualityGap certificate = engine.returned_certificate(info.objective);
-    info.seconds = clock.seconds();
+    info.seconds = sums.max(clock.seconds());
     engine.gap_spent().record_into(info);
     Result<Scalar> result =
         detail::finish_result<Loss, Penalty, Scalar>(make_model(), name, penalty_, engine.bias(), certificate, info);

@@ -31,6 +31,7 @@
 #include "../../model/linear_model.hpp"
 #include "../../penalty/none.hpp"
 #include "../duality_gap.hpp"
+#include "../sample_sums.hpp"
 #include "../solver_base.hpp"
 #include "detail/core.hpp"
 #include "detail/engine.hpp"
@@ -118,6 +119,10 @@ struct GLSOptions {
 /// `converged` means (F − D)/max(|F|, 10⁻¹²) ≤ tol at the returned (W, b), the relative duality
 /// gap of (1) (solver/duality_gap.hpp); with μ = 0 no finite certificate exists.
 ///
+/// `fit_part` solves one part of a sparse problem split by samples among processes (one
+/// reduction of Σ̂ per factorisation, of ∇F — p × K numbers — per iteration, of one number
+/// per line-search trial; sparsemc/mpi/sample_partition.hpp).
+///
 /// Implementation notes: docs/gls-mnist.md.
 ///
 /// \code
@@ -143,6 +148,18 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
     detail::require_finite("mu", penalty_.mu);
   }
 
+  /// Fits (1) over a problem split by samples among processes: `part` holds this process's
+  /// samples (part.n_total the samples of the whole), `sums` completes every sum over the
+  /// samples (sample_sums.hpp; mpi::SampleSums over MPI ranks) — Σ̂, the loss, the gradient,
+  /// the gap —, `initial` a warm start or null. Every process calls it with its part, the same
+  /// options and the same `initial`; each returns the same model and information block, the
+  /// serial solve's iterates up to the order of the sums, certified by the gap of the whole.
+  template <RealScalar Scalar, StorageIndex Index, int Order, SampleSums Sums, class... Callbacks>
+  Result<Scalar> fit_part(const Problem<Scalar, Index, Order>& part, const Sums& sums,
+                          const LinearModel<Scalar>* initial, Callbacks&&... callbacks) const {
+    return solve(part, initial, sums, callbacks...);
+  }
+
   /// L used in the preconditioner (options().lipschitz, or the loss's curvature bound).
   template <RealScalar Scalar>
   [[nodiscard]] double lipschitz(ClassIndex K) const {
@@ -153,6 +170,15 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
  private:
   template <class Prob, class Scalar, class... Callbacks>
   Result<Scalar> run(const Prob& problem, const LinearModel<Scalar>* initial, Callbacks&... callbacks) const {
+    return solve(problem, initial, LocalSums{}, callbacks...);
+  }
+
+  /// The solve: Σ̂ factorised, then the quasi-Newton or descent loop of detail/engine.hpp with
+  /// the gap's certifier, then the certificate at the returned W and the shared epilogue. The
+  /// sums over samples, the clock and the callbacks' stop are agreed through `sums`.
+  template <class Prob, class Scalar, class Sums, class... Callbacks>
+  Result<Scalar> solve(const Prob& problem, const LinearModel<Scalar>* initial, const Sums& sums,
+                       Callbacks&... callbacks) const {
     static_assert(SmoothLoss<Link, Scalar>,
                   "GLS needs a GLM loss whose gradient is link(s) − y: Logistic (softmax) or LeastSquares (identity).");
     problem.validate();
@@ -177,26 +203,28 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
                                  labels);
     };
 
-    auto P = detail::gls::factorise(detail::gls::second_moment(problem, intercept, options_.single_precision_gram),
-                                    lipschitz<Scalar>(K), penalty_.mu, d, options_.gram_ridge);
+    auto P = detail::gls::factorise(
+        detail::gls::second_moment(problem, intercept, options_.single_precision_gram, nullptr, sums),
+        lipschitz<Scalar>(K), penalty_.mu, d, options_.gram_ridge);
     notify_begin(callbacks...);
     const detail::gls::RunSettings settings{options_.tol,         options_.max_epochs, options_.time_limit,
                                             options_.accelerated, options_.verbose,    options_.memory,
                                             options_.curvature_refresh};
     const auto refresh = [&](const ClassMatrix<Scalar>& D, detail::gls::Preconditioner<Scalar>& Q) {
-      refresh_metric(problem, D, Q);
+      refresh_metric(problem, D, Q, sums);
     };
     const auto on_epoch = [&](const EpochReport& report, const ClassMatrix<Scalar>& V) {
       return notify_end_epoch(report, [&] { return make_model(V); }, callbacks...);
     };
     // Only the duality gap of (1) decides `converged` (detail::gls::GapCertifier).
-    detail::gls::GapCertifier<Link, Prob, Scalar> certify(loss_, problem, penalty_.mu, intercept, options_.tol);
+    detail::gls::GapCertifier<Link, Prob, Scalar, Sums> certify(loss_, problem, penalty_.mu, intercept, options_.tol,
+                                                                sums);
     const auto outcome =
         options_.memory > 0
             ? detail::gls::run_quasi_newton(loss_, problem, P, penalty_.mu, settings, W, ClassMatrix<Scalar>(), clock,
-                                            on_epoch, refresh, certify)
+                                            on_epoch, refresh, certify, sums)
             : detail::gls::run(loss_, problem, P, penalty_.mu, settings, W, ClassMatrix<Scalar>(), clock, on_epoch,
-                               certify);
+                               certify, sums);
 
     // The certificate at the returned W (the last evaluation if it was at this W).
     DualityGap gap = certify.last();
@@ -211,7 +239,7 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
          .measure_name = "gradient_norm", .measure = outcome.measure});
     if (std::isnan(gap.primal - gap.dual)) result.info.duality_gap = std::numeric_limits<double>::quiet_NaN();
     result.model.provenance().lambda = 0.0;
-    result.info.seconds = clock.seconds();
+    result.info.seconds = sums.max(clock.seconds());
     certify.gap_spent().record_into(result.info);
     notify_end(result.info, callbacks...);
     return result;
@@ -221,16 +249,18 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
   /// weighted by the current curvature estimate of each sample, w_i = (n/(2c_i))‖D_i‖₁ with
   /// D_i = (c_i/n)(g(s_i) − y_i) the link residual (0 for a sample of weight 0); L = 1, the
   /// weights carry the curvature.
-  template <class Prob, class Scalar>
-  void refresh_metric(const Prob& problem, const ClassMatrix<Scalar>& D, detail::gls::Preconditioner<Scalar>& P) const {
-    const Eigen::Index n = problem.n_samples();
-    Eigen::Matrix<Scalar, Eigen::Dynamic, 1> w(n);
-    for (Eigen::Index i = 0; i < n; ++i) {
+  template <class Prob, class Scalar, class Sums>
+  void refresh_metric(const Prob& problem, const ClassMatrix<Scalar>& D, detail::gls::Preconditioner<Scalar>& P,
+                      const Sums& sums) const {
+    const Eigen::Index n_part = problem.n_samples();
+    const auto n = static_cast<Scalar>(detail::gls::normaliser(problem));
+    Eigen::Matrix<Scalar, Eigen::Dynamic, 1> w(n_part);
+    for (Eigen::Index i = 0; i < n_part; ++i) {
       const Scalar c = problem.weight(static_cast<typename Prob::index_type>(i));
-      w[i] = c > Scalar(0) ? Scalar(0.5) * static_cast<Scalar>(n) / c * D.row(i).cwiseAbs().sum() : Scalar(0);
+      w[i] = c > Scalar(0) ? Scalar(0.5) * n / c * D.row(i).cwiseAbs().sum() : Scalar(0);
     }
     P = detail::gls::factorise(
-        detail::gls::second_moment(problem, options_.fit_intercept, options_.single_precision_gram, &w), 1.0,
+        detail::gls::second_moment(problem, options_.fit_intercept, options_.single_precision_gram, &w, sums), 1.0,
         penalty_.mu, problem.n_features(), options_.gram_ridge);
   }
 

@@ -11,10 +11,16 @@
 /// (or ∇L for a smooth loss), 𝒯 and Σ the diagonal steps, ρ the relaxation. An iteration
 /// computes (x̃, ỹ) from (x, y) and then (x⁺, y⁺) = ρ(x̃, ỹ) + (1 − ρ)(x, y); the point
 /// measured and returned is x̃ (the prox output, whose zeros are exact).
+///
+/// Over a problem split by samples among processes, `Sums` (solver/sample_sums.hpp) completes
+/// every sum over the samples: the pass's Tᵀy and its sums (`pass_at`), the preconditioner's
+/// column sums, and the per-sample loops of the restarts, the adaptive steps, the slack step
+/// and the certificate; the dual blocks, the scores and σ_i stay a process's own.
 
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -41,6 +47,7 @@
 #include "../../../prox/simplex.hpp"
 #include "../../duality_gap.hpp"
 #include "../../objective.hpp"
+#include "../../sample_sums.hpp"
 #include "../../solver_base.hpp"
 #include "../options.hpp"
 #include "preconditioner.hpp"
@@ -109,7 +116,8 @@ struct FbpdRestartState {
 /// evaluate_objective(), evaluate_measure(), restart_if_due(), certify() and report(), and at
 /// the end info() and returned_certificate(). The problem, the policies and the options are
 /// held by reference: the engine lives inside one FBPD::run.
-template <class Loss, class Penalty, class Formulation, RealScalar Scalar, StorageIndex Index, int Order>
+template <class Loss, class Penalty, class Formulation, RealScalar Scalar, StorageIndex Index, int Order,
+          class Sums = LocalSums>
 class FbpdEngine {
  public:
   static constexpr bool exact_hinge = fbpd_exact_hinge<Loss>;
@@ -117,11 +125,12 @@ class FbpdEngine {
 
   /// Allocates the iterates (W = 0, b = 0, and for Crammer–Singer U = Y = 0) and sets ω.
   FbpdEngine(const Problem<Scalar, Index, Order>& problem, const Loss& loss, const Penalty& penalty,
-             const FbpdOptions& options)
+             const FbpdOptions& options, const Sums& sample_sums = {})
       : problem_(problem),
         loss_(loss),
         penalty_(penalty),
         options_(options),
+        sample_sums_(sample_sums),
         n_(problem.n_samples()),
         d_(problem.n_features()),
         K_(problem.n_classes()),
@@ -146,14 +155,16 @@ class FbpdEngine {
     st_.g_b.resize(K_b);
     st_.g_b_prev.resize(K_b);
     st_.omega.resize(static_cast<std::size_t>(n_));
-    double F0 = 0.0;
+    std::array<double, 2> totals{};  // F(0) = Σ_i ω_i (ℓ_CS(0) = 1 for every sample when K ≥ 2), samples with ω_i > 0
     for (Eigen::Index i = 0; i < n_; ++i) {
-      const double w = static_cast<double>(problem_.weight(static_cast<Index>(i))) / static_cast<double>(n_);
+      const double w = static_cast<double>(problem_.weight(static_cast<Index>(i))) / problem_.normaliser();
       st_.omega[static_cast<std::size_t>(i)] = static_cast<Scalar>(w);
-      F0 += w;  // ℓ_CS(0) = 1 for every sample when K ≥ 2
-      n_active_ += w > 0.0 ? 1 : 0;
+      totals[0] += w;
+      totals[1] += w > 0.0 ? 1.0 : 0.0;
     }
-    loss_scale_ = F0 > 0.0 ? F0 : 1.0;
+    sample_sums_(std::span<double>(totals));
+    loss_scale_ = totals[0] > 0.0 ? totals[0] : 1.0;
+    n_active_ = static_cast<Eigen::Index>(totals[1]);
     if constexpr (exact_hinge) {  // zero: the rows of samples without weight are never written
       st_.U = ClassMatrix<Scalar>::Zero(n_, K_);
       st_.Y = ClassMatrix<Scalar>::Zero(n_, K_);
@@ -319,9 +330,11 @@ class FbpdEngine {
   [[nodiscard]] SolverInfo info(Status status) {
     ClassMatrix<Scalar> S;
     compute_scores(problem_, W_out(), b_out(), S);
+    double loss = loss_value(loss_, problem_, S);
+    sample_sums_(loss);
     return {.status = status,
             .epochs = epoch_,
-            .objective = loss_value(loss_, problem_, S) + reg_.value(W_out()),
+            .objective = loss + reg_.value(W_out()),
             .measure_name = measure_name(),
             .measure = measure_};
   }
@@ -398,13 +411,13 @@ class FbpdEngine {
   void set_unit_steps() {
     steps_.tau_row.resize(static_cast<std::size_t>(d_));
     if constexpr (exact_hinge) {
-      steps_.unit = diagonal_steps(problem_, intercept_, options_.preconditioning);
+      steps_.unit = diagonal_steps(problem_, intercept_, options_.preconditioning, sample_sums_);
       reg_.equalise(steps_.unit.tau0);
       steps_.norm_A = options_.norm_safety * operator_norm();
     } else {  // forward step: τ = 2/β, no dual
       steps_.unit.tau0.assign(static_cast<std::size_t>(d_), 1.0);
       steps_.norm_A = static_cast<double>(Loss::template curvature_bound<Scalar>(K_)) *
-                      weighted_gram_norm(problem_, intercept_, options_.seed, options_.power_iterations) *
+                      weighted_gram_norm(problem_, intercept_, options_.seed, options_.power_iterations, sample_sums_) *
                       options_.norm_safety * options_.norm_safety;
       if (steps_.norm_A > 0.0) steps_.set(forward_step, 1.0 / steps_.norm_A);  // 𝒯 = 2/β
     }
@@ -476,6 +489,7 @@ class FbpdEngine {
     double margins = 0.0;
     for (Eigen::Index i = 0; i < n_; ++i)
       if (st_.omega[static_cast<std::size_t>(i)] > Scalar(0)) margins += steps_.unit.sigma0[static_cast<std::size_t>(i)];
+    sample_sums_(margins);
     const double automatic = std::sqrt(margins * std::max(K_ - 1, 1)) / scale_P_.weighted;
     steps_.set(options_.step_balance > 0.0 ? options_.step_balance : automatic, 1.0 / steps_.norm_A);
   }
@@ -506,11 +520,15 @@ class FbpdEngine {
   // ---- the passes and their per-sample kernels ----------------------------------------------
 
   /// One pass at (W, b) with the per-sample kernel `Kernel` (a member below): G, g_b of the
-  /// iterates receive Σ_i x̃_i z_iᵀ, sums_ what the kernel accumulates.
+  /// iterates receive Σ_i x̃_i z_iᵀ, sums_ what the kernel accumulates — over every process's
+  /// samples (one reduction of d·K + K numbers and one of the pass's sums).
   template <auto Kernel>
   void pass_at(const ClassMatrix<Scalar>& W, const ClassVector<Scalar>& b) {
     pass_.run(problem_, W, b, [this](Eigen::Index i, std::span<Scalar> s, Thread& th) { return (this->*Kernel)(i, s, th); },
               st_.G, st_.g_b, sums_);
+    sample_sums_(std::span<Scalar>(st_.G.data(), static_cast<std::size_t>(st_.G.size())));
+    if (intercept_) sample_sums_(std::span<Scalar>(st_.g_b.data(), static_cast<std::size_t>(st_.g_b.size())));
+    sums_.complete(sample_sums_);
   }
 
   /// The dual step of the formulation at x̃ (or the gradient of a smooth loss).
@@ -755,16 +773,18 @@ class FbpdEngine {
 
   /// Algorithm 2: ζ̃ = P_{V_η}(ζ − 𝒯_ζξ) in the metric of 𝒯_ζ = Σ⁻¹ (it moves ζ along 𝒯_ζω).
   void slack_step() {
-    double excess = -options_.eta, weight = 0.0;
+    std::array<double, 2> totals{};  // ωᵀζ and Σ_i ω_i² τ_ζ,i
     for (std::size_t i = 0; i < st_.zeta.size(); ++i) {
       if (st_.omega[i] == Scalar(0)) continue;
       const double tau_zeta = 1.0 / steps_.sigma(static_cast<Eigen::Index>(i));
       st_.zeta[i] = st_.zeta_prev[i] - static_cast<Scalar>(tau_zeta) * st_.xi_prev[i];
-      excess += static_cast<double>(st_.omega[i]) * static_cast<double>(st_.zeta[i]);
-      weight += static_cast<double>(st_.omega[i]) * static_cast<double>(st_.omega[i]) * tau_zeta;
+      totals[0] += static_cast<double>(st_.omega[i]) * static_cast<double>(st_.zeta[i]);
+      totals[1] += static_cast<double>(st_.omega[i]) * static_cast<double>(st_.omega[i]) * tau_zeta;
     }
+    sample_sums_(std::span<double>(totals));
+    const double excess = totals[0] - options_.eta;
     if (excess > 0.0) {
-      const double shift = excess / weight;
+      const double shift = excess / totals[1];
       for (std::size_t i = 0; i < st_.zeta.size(); ++i)
         st_.zeta[i] -= static_cast<Scalar>(shift * static_cast<double>(st_.omega[i]) / steps_.sigma(static_cast<Eigen::Index>(i)));
     }
@@ -890,8 +910,11 @@ class FbpdEngine {
         return DualityGap{F_here, free_gap_ ? dual_value(sums_.off_mass, G_out()) : dual_with_intercept()};
       });
     } else {
-      return gap_spent_.timed(
-          [&] { return sparsemc::duality_gap(loss_, penalty_, problem_, W_out(), b_out(), intercept_, work_); });
+      return gap_spent_.timed([&] {
+        compute_scores(problem_, W_out(), b_out(), work_.S);
+        return duality_gap_at_scores(loss_, penalty_, problem_, work_.S, penalty_value(penalty_, W_out()), intercept_,
+                                     work_, sample_sums_);
+      });
     }
   }
 
@@ -916,7 +939,7 @@ class FbpdEngine {
       a /= omega;
       a[static_cast<Eigen::Index>(label(i))] -= Scalar(1);
     }
-    correct_for_intercept<Loss>(problem_, work_.A, work_);
+    correct_for_intercept<Loss>(problem_, work_.A, work_, sample_sums_);
     // ℓ*(a_i) = −Σ_{k≠z_i} a_ik, in closed form: the projection and the correction keep a_i in
     // dom ℓ* in exact arithmetic, and the loss's own domain test would refuse float rounding.
     double conjugates = 0.0;
@@ -930,7 +953,9 @@ class FbpdEngine {
         if (static_cast<std::size_t>(k) != c) off += static_cast<double>(work_.A(i, k));
       conjugates -= static_cast<double>(omega) * off;
     }
+    sample_sums_(conjugates);
     weight_gradient(problem_, work_.weighted, work_.G);
+    sample_sums_(std::span<Scalar>(work_.G.data(), static_cast<std::size_t>(work_.G.size())));
     if (penalty_.mu > 0.0) return -conjugates - reg_.conjugate(work_.G);
     const double dual_norm = reg_.max_dual_norm(work_.G);
     const double theta = dual_norm > penalty_.lambda ? (std::isinf(dual_norm) ? 0.0 : penalty_.lambda / dual_norm) : 1.0;
@@ -958,7 +983,9 @@ class FbpdEngine {
 
   /// F and the measure (gap or KKT residual) at the averages, from Ū and Ȳ.
   [[nodiscard]] PointError error_at_average() {
-    double hinge = 0.0, off = 0.0, inner_sum = 0.0, nu = 0.0;
+    std::array<double, 3> totals{};  // the hinge part, rᵀȳ and Σ_i ⟨ȳ_i, ū_i + r_i⟩
+    auto& [hinge, off, inner_sum] = totals;
+    double nu = 0.0;
     for (Eigen::Index i = 0; i < n_; ++i) {
       const Scalar omega = st_.omega[static_cast<std::size_t>(i)];
       if (omega == Scalar(0)) continue;
@@ -976,6 +1003,8 @@ class FbpdEngine {
       off += sample_off;
       nu = std::max(nu, sample_off / static_cast<double>(omega));
     }
+    sample_sums_(std::span<double>(totals));
+    nu = sample_sums_.max(nu);
     const double F_average = hinge + reg_.value(rs_.W);
     return {F_average, measure_kind_ == Measure::duality_gap ? scaled_gap(F_average, off, rs_.G)
                                                              : kkt_residual(rs_.W, rs_.G, rs_.g_b, hinge, inner_sum, nu)};
@@ -1002,20 +1031,23 @@ class FbpdEngine {
   /// Primal weight: γ ← exp(θ log(Δx/Δy) + (1 − θ) log γ) = √(γ·Δx/Δy) (θ = primal_weight_smoothing),
   /// with Δx, Δy the moves since the last restart in the metric of 𝒯⁰, Σ⁰.
   void update_primal_weight() {
-    double dx2 = static_cast<double>((st_.b - rs_.b_last).squaredNorm()) / steps_.unit.tau0_b, dy2 = 0.0;
-    for (Eigen::Index j = 0; j < d_; ++j)
-      dx2 += static_cast<double>((st_.W.row(j) - rs_.W_last.row(j)).squaredNorm()) / steps_.unit.tau0[static_cast<std::size_t>(j)];
+    std::array<double, 2> moves{};  // the samples' parts: Algorithm 2's ζ in Δx², and Δy²
+    auto& [dz2, dy2] = moves;
     for (Eigen::Index i = 0; i < n_; ++i) {
       double move = static_cast<double>((st_.Y.row(i) - rs_.Y_last.row(i)).squaredNorm());
       if constexpr (constrained) {
         const auto ii = static_cast<std::size_t>(i);
         const double dz = static_cast<double>(st_.zeta[ii]) - static_cast<double>(rs_.zeta_last[ii]);
         const double dxi = static_cast<double>(st_.xi[ii]) - static_cast<double>(rs_.xi_last[ii]);
-        dx2 += dz * dz * steps_.unit.sigma0[ii] * steps_.scale * steps_.scale;  // 𝒯⁰_ζ = 1/(s²σ⁰)
+        dz2 += dz * dz * steps_.unit.sigma0[ii] * steps_.scale * steps_.scale;  // 𝒯⁰_ζ = 1/(s²σ⁰)
         move += dxi * dxi;
       }
       dy2 += move / steps_.unit.sigma0[static_cast<std::size_t>(i)];
     }
+    sample_sums_(std::span<double>(moves));
+    double dx2 = dz2 + static_cast<double>((st_.b - rs_.b_last).squaredNorm()) / steps_.unit.tau0_b;
+    for (Eigen::Index j = 0; j < d_; ++j)
+      dx2 += static_cast<double>((st_.W.row(j) - rs_.W_last.row(j)).squaredNorm()) / steps_.unit.tau0[static_cast<std::size_t>(j)];
     if (dx2 > 0.0 && dy2 > 0.0 && std::isfinite(dx2 / dy2))
       steps_.set_balance(std::exp(0.5 * primal_weight_smoothing * std::log(dx2 / dy2) +  // log(Δx/Δy) = ½ log(dx2/dy2)
                                   (1.0 - primal_weight_smoothing) * std::log(steps_.gamma)));
@@ -1049,6 +1081,7 @@ class FbpdEngine {
   const Loss& loss_;
   const Penalty& penalty_;
   const FbpdOptions& options_;
+  Sums sample_sums_;             // completes the sums over samples (a part of a split problem)
   Eigen::Index n_, d_;
   ClassIndex K_;
   bool intercept_;

@@ -15,17 +15,20 @@
 ///   τ⁰_j = 1 / max_k (A_j + (K − 2) B_jk),   σ⁰_i = 1 / (2‖x̃_i‖₁),
 /// which still satisfies the lemma (a smaller step per coordinate only lowers the norm).
 /// Samples with c_i = 0 do not enter T. An all-zero feature or sample gets 1 (its part of T
-/// vanishes, so any step is admissible).
+/// vanishes, so any step is admissible). Over a part of a problem split by samples, A, B and
+/// the class counts are completed by a `Sums` policy (solver/sample_sums.hpp); σ⁰ is per sample.
 
 #include <Eigen/Core>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "../../../core/traits.hpp"
 #include "../../../data/problem.hpp"
+#include "../../sample_sums.hpp"
 
 namespace sparsemc::detail {
 
@@ -37,8 +40,9 @@ struct DiagonalSteps {
   std::vector<double> sigma0;  ///< per sample
 };
 
-template <RealScalar Scalar, StorageIndex Index, int Order>
-DiagonalSteps diagonal_steps(const Problem<Scalar, Index, Order>& problem, bool intercept, bool enabled) {
+template <RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
+DiagonalSteps diagonal_steps(const Problem<Scalar, Index, Order>& problem, bool intercept, bool enabled,
+                             const Sums& sums = {}) {
   const Eigen::Index n = problem.n_samples(), d = problem.n_features();
   const ClassIndex K = problem.n_classes();
   DiagonalSteps steps{std::vector<double>(static_cast<std::size_t>(d), 1.0), 1.0,
@@ -70,6 +74,10 @@ DiagonalSteps diagonal_steps(const Problem<Scalar, Index, Order>& problem, bool 
     const double sum = 2.0 * row_l1[static_cast<std::size_t>(i)];
     if (sum > 0.0) steps.sigma0[static_cast<std::size_t>(i)] = 1.0 / sum;
   }
+  sums(std::span<double>(A.data(), static_cast<std::size_t>(A.size())));
+  sums(std::span<double>(B.data(), static_cast<std::size_t>(B.size())));
+  sums(std::span<double>(class_count.data(), static_cast<std::size_t>(class_count.size())));
+  sums(active);
   const double K2 = static_cast<double>(K - 2);
   for (Eigen::Index j = 0; j < d; ++j) {
     const double sum = A[j] + K2 * B.row(j).maxCoeff();

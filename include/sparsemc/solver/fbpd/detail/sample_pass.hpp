@@ -63,6 +63,20 @@ struct PassSums {
     multiplier = std::max(multiplier, other.multiplier);
     squared_norm += other.squared_norm;
   }
+
+  /// Completes the sums over the samples of every process (solver/sample_sums.hpp): one
+  /// reduction of the sums, one of ν̂ (a maximum).
+  template <class Sums>
+  void complete(const Sums& sums) {
+    static constexpr std::array summed{&PassSums::loss,  &PassSums::off_mass,  &PassSums::dual_residual,
+                                       &PassSums::inner, &PassSums::cross,     &PassSums::dual_move,
+                                       &PassSums::zeta_residual, &PassSums::squared_norm};
+    std::array<double, summed.size()> values;
+    for (std::size_t f = 0; f < summed.size(); ++f) values[f] = this->*summed[f];
+    sums(std::span<double>(values));
+    for (std::size_t f = 0; f < summed.size(); ++f) this->*summed[f] = values[f];
+    multiplier = sums.max(multiplier);
+  }
 };
 
 /// Per-thread work space of a pass: the scores s of the current sample (turned into z by the

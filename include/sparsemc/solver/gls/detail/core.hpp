@@ -6,6 +6,11 @@
 /// (OpenMP-parallel with SPARSEMC_USE_OPENMP), scores, gradients and the stopping tests;
 /// engine.hpp runs the iteration of Algorithm 1 on them. Users include gls.hpp,
 /// calibrated_ls.hpp or stagewise.hpp instead.
+///
+/// A sparse problem may be one part of a problem split by samples among processes
+/// (Problem::n_total, solver/sample_sums.hpp): the sums over samples — Σ̂, the loss part, the
+/// gradient — then take a `Sums` policy that completes them, and every mean divides by the
+/// samples of the whole (`normaliser`). Everything over W is the same on every process.
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
@@ -28,6 +33,7 @@
 #include "../../../penalty/none.hpp"
 #include "../../duality_gap.hpp"
 #include "../../objective.hpp"
+#include "../../sample_sums.hpp"
 
 #ifdef SPARSEMC_USE_OPENMP
 #include <omp.h>
@@ -52,6 +58,13 @@ auto design(const Problem<Scalar, Index, Order>& problem) {
 template <class Scalar>
 const DenseRowView<Scalar>& design(const DenseProblem<Scalar>& problem) {
   return problem.X;
+}
+
+/// n in the means (1/n) Σ_i: the samples of the whole problem (a part's n_total), of a dense one its rows.
+template <class Prob>
+double normaliser(const Prob& problem) {
+  if constexpr (is_dense_problem_v<Prob>) return static_cast<double>(problem.n_samples());
+  else return problem.normaliser();
 }
 
 /// The sample costs c_i as a vector (empty problem weights give ones).
@@ -138,16 +151,17 @@ void lower_gram_single(const Eigen::MatrixBase<Derived>& A, Out& out,
 /// triangles filled. Dense X: symmetric rank updates (half the flops of a full product;
 /// `lower_gram`: tiles over the OpenMP threads), in single precision accumulated in double when
 /// `single_precision` and X is double (`lower_gram_single`; for a preconditioner only); sparse
-/// X: the sparse product XᵀCX made dense.
-template <class Prob>
+/// X: the sparse product XᵀCX made dense. Over a part of a split problem, `sums` adds the
+/// other parts' Σ̂ (p² numbers, once per factorisation).
+template <class Prob, class Sums = LocalSums>
 SquareMatrix<typename Prob::scalar_type> second_moment(
     const Prob& problem, bool intercept, bool single_precision = false,
-    const Eigen::Matrix<typename Prob::scalar_type, Eigen::Dynamic, 1>* row_weights = nullptr) {
+    const Eigen::Matrix<typename Prob::scalar_type, Eigen::Dynamic, 1>* row_weights = nullptr,
+    const Sums& sums = {}) {
   using Scalar = typename Prob::scalar_type;
-  const Eigen::Index n = problem.n_samples();
   const Eigen::Index d = problem.n_features();
   const Eigen::Index p = d + (intercept ? 1 : 0);
-  const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
+  const Scalar inv_n = Scalar(1) / static_cast<Scalar>(normaliser(problem));
   auto c = costs(problem);
   if (row_weights != nullptr) c.array() *= row_weights->array();
   const bool weighted = !problem.sample_weights.empty() || row_weights != nullptr;
@@ -178,6 +192,7 @@ SquareMatrix<typename Prob::scalar_type> second_moment(
     sigma.row(d).head(d) = m.transpose();
     sigma(d, d) = inv_n * c.sum();
   }
+  sums(std::span<Scalar>(sigma.data(), static_cast<std::size_t>(sigma.size())));
   return sigma;
 }
 
@@ -242,20 +257,22 @@ double link_residual_row(const Loss& loss, const Prob& problem, const ClassMatri
   }
   const Scalar value =
       loss.gradient(detail::const_row_span(S, i), problem.y[static_cast<std::size_t>(i)], detail::row_span(D, i));
-  D.row(i) *= c / static_cast<Scalar>(problem.n_samples());
+  D.row(i) *= c / static_cast<Scalar>(normaliser(problem));
   return static_cast<double>(c) * static_cast<double>(value);
 }
 
 /// Link residuals for every sample: D_i = (c_i/n)(g(s_i) − y_i) = (c_i/n)∇ℓ(s_i, y_i) (n × K);
-/// returns the loss part (1/n) Σ_i c_i ℓ(s_i, y_i). Parallel over fixed chunks of samples
-/// (objective.hpp's sample_sum): the same sum on any number of threads.
-template <class Loss, class Prob, class Scalar>
-double link_residual(const Loss& loss, const Prob& problem, const ClassMatrix<Scalar>& S, ClassMatrix<Scalar>& D) {
+/// returns the loss part (1/n) Σ_i c_i ℓ(s_i, y_i), its sum completed by `sums`. Parallel over
+/// fixed chunks of samples (objective.hpp's sample_sum): the same sum on any number of threads.
+template <class Loss, class Prob, class Scalar, class Sums = LocalSums>
+double link_residual(const Loss& loss, const Prob& problem, const ClassMatrix<Scalar>& S, ClassMatrix<Scalar>& D,
+                     const Sums& sums = {}) {
   const auto n = static_cast<std::size_t>(problem.n_samples());
-  const double sum = sample_sum(available_threads(), n, [&](std::size_t i) {
+  double sum = sample_sum(available_threads(), n, [&](std::size_t i) {
     return link_residual_row(loss, problem, S, D, static_cast<Eigen::Index>(i));
   });
-  return sum / static_cast<double>(n);
+  sums(sum);
+  return sum / normaliser(problem);
 }
 
 /// S = X W_top (+ 1 W_{d:} when W has the intercept row) (+ offset when not empty).
@@ -268,14 +285,16 @@ void scores(const Prob& problem, const ClassMatrix<Scalar>& W, const ClassMatrix
   if (offset.size() > 0) S += offset;
 }
 
-/// ∇F = [XᵀD + μW_top; Dᵀ1] (the second block only with the intercept row).
-template <class Prob, class Scalar>
+/// ∇F = [XᵀD + μW_top; Dᵀ1] (the second block only with the intercept row), the sums over
+/// samples XᵀD and Dᵀ1 completed by `sums` (one reduction of p × K numbers).
+template <class Prob, class Scalar, class Sums = LocalSums>
 void gradient(const Prob& problem, const ClassMatrix<Scalar>& D, const ClassMatrix<Scalar>& W, double mu,
-              ClassMatrix<Scalar>& G) {
+              ClassMatrix<Scalar>& G, const Sums& sums = {}) {
   const Eigen::Index d = problem.n_features();
   G.topRows(d).noalias() = design(problem).transpose() * D;
-  G.topRows(d) += static_cast<Scalar>(mu) * W.topRows(d);
   if (W.rows() > d) G.row(d) = D.colwise().sum();
+  sums(std::span<Scalar>(G.data(), static_cast<std::size_t>(G.size())));
+  G.topRows(d) += static_cast<Scalar>(mu) * W.topRows(d);
 }
 
 /// Dense X only: the trial point W + Δ of a step in one pass over the rows of X, in chunks small
@@ -317,15 +336,16 @@ double fused_trial(const Loss& loss, const DenseProblem<Scalar>& problem, const 
 
 /// The duality gap of (1) with ridge μ (NoPenalty) at W (p × K, the intercept in row d when
 /// `intercept`) with its exact scores S: solver/duality_gap.hpp's certificate, the candidate
-/// a_i = ∇ℓ(s_i) made feasible for the intercept. Sparse X: `duality_gap_at_scores` itself.
-template <class Loss, class Scalar, class Index, int Order>
+/// a_i = ∇ℓ(s_i) made feasible for the intercept. Sparse X: `duality_gap_at_scores` itself,
+/// over a part of a split problem with its sums completed by `sums`.
+template <class Loss, class Scalar, class Index, int Order, class Sums = LocalSums>
 DualityGap duality_gap(const Loss& loss, const Problem<Scalar, Index, Order>& problem, double mu,
                        const ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& S, bool intercept,
-                       GapWorkspace<Scalar>& work) {
+                       GapWorkspace<Scalar>& work, const Sums& sums = {}) {
   NoPenalty ridge;
   ridge.mu = mu;
   const double ridge_part = 0.5 * mu * static_cast<double>(W.topRows(problem.n_features()).squaredNorm());
-  return duality_gap_at_scores(loss, ridge, problem, S, ridge_part, intercept, work);
+  return duality_gap_at_scores(loss, ridge, problem, S, ridge_part, intercept, work, sums);
 }
 
 /// Dense X: the shared certificate on the samples without their features (an n × 0 CSC view:
@@ -335,7 +355,8 @@ DualityGap duality_gap(const Loss& loss, const Problem<Scalar, Index, Order>& pr
 /// overload on the same data (tested).
 template <class Loss, class Scalar>
 DualityGap duality_gap(const Loss& loss, const DenseProblem<Scalar>& problem, double mu, const ClassMatrix<Scalar>& W,
-                       const ClassMatrix<Scalar>& S, bool intercept, GapWorkspace<Scalar>& work) {
+                       const ClassMatrix<Scalar>& S, bool intercept, GapWorkspace<Scalar>& work,
+                       const LocalSums& = {}) {
   const Eigen::Index n = problem.n_samples();
   const Eigen::Index d = problem.n_features();
   static constexpr std::int64_t no_columns[1] = {0};
@@ -363,11 +384,11 @@ DualityGap duality_gap(const Loss& loss, const DenseProblem<Scalar>& problem, do
 /// at the candidate a_i = ∇ℓ(s_i), F − D = ‖∇_W L + μW‖²/(2μ)) and a lower estimate with one;
 /// so the trigger fires when the certificate can succeed, and the schedule's doubling
 /// interval bounds the evaluations of a long run by O(log epochs).
-template <class Loss, class Prob, class Scalar>
+template <class Loss, class Prob, class Scalar, class Sums = LocalSums>
 class GapCertifier {
  public:
-  GapCertifier(const Loss& loss, const Prob& problem, double mu, bool intercept, double tol)
-      : loss_(loss), problem_(problem), mu_(mu), intercept_(intercept), tol_(tol), schedule_(tol) {}
+  GapCertifier(const Loss& loss, const Prob& problem, double mu, bool intercept, double tol, const Sums& sums = {})
+      : loss_(loss), problem_(problem), mu_(mu), intercept_(intercept), tol_(tol), sums_(sums), schedule_(tol) {}
 
   /// Whether W (scores S, gradient G of F with the ridge, objective F) is certified at `epoch`;
   /// evaluates the gap when due or when `force`d, and stores its relative value in `relative`
@@ -380,7 +401,7 @@ class GapCertifier {
         mu_ > 0.0 ? static_cast<double>(G.topRows(d).squaredNorm()) / (2.0 * mu_ * std::max(std::abs(F), relative_gap_floor))
                   : std::numeric_limits<double>::infinity();
     if (!force && !schedule_.due(epoch, estimate)) return false;
-    gap_ = gap_spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_); });
+    gap_ = gap_spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_, sums_); });
     epoch_ = epoch;
     relative = gap_.relative();
     const bool certified = relative <= tol_;
@@ -395,7 +416,7 @@ class GapCertifier {
   [[nodiscard]] const GapCost& gap_spent() const noexcept { return gap_spent_; }
   /// The certificate at a W whose scores the caller recomputes (the epilogue).
   DualityGap at(const ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& S) {
-    return gap_spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_); });
+    return gap_spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_, sums_); });
   }
 
  private:
@@ -404,6 +425,7 @@ class GapCertifier {
   double mu_;
   bool intercept_;
   double tol_;
+  Sums sums_;
   GapSchedule schedule_;
   GapWorkspace<Scalar> work_;
   DualityGap gap_;

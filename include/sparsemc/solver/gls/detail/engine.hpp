@@ -10,6 +10,11 @@
 /// Notation as in gls.hpp: W (p × K, p = d or d + 1 with the intercept row), the scores
 /// S = X̃W + offset, the link residuals D_i = (c_i/n)(g(s_i) − y_i), G = ∇F(W), P = LΣ̂ + μI
 /// the preconditioner, F the objective and f its loss part; the measure is ‖∇F‖_F/‖∇F(0)‖_F.
+///
+/// `Sums` (solver/sample_sums.hpp) completes the sums over samples of a sparse problem split
+/// among processes: f and G are then the whole problem's on every process, so every process
+/// takes the same steps, line-search trials and decisions (the clock and the callbacks' stop
+/// are agreed through it too).
 
 #include <Eigen/Core>
 
@@ -20,6 +25,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -27,6 +33,7 @@
 #include "../../../core/status.hpp"
 #include "../../../core/stopwatch.hpp"
 #include "../../../core/traits.hpp"
+#include "../../sample_sums.hpp"
 #include "../../solver_base.hpp"
 #include "core.hpp"
 
@@ -74,22 +81,22 @@ struct StartPoint {
 
 /// The start of both schemes: ∇F(0) from the scores at W = 0 (the offset), then S and D at W
 /// (unchanged for a cold start). Leaves G = ∇F(0) without the ridge.
-template <class Loss, class Prob, class Scalar>
+template <class Loss, class Prob, class Scalar, class Sums>
 StartPoint start_point(const Loss& loss, const Prob& problem, const ClassMatrix<Scalar>& W,
                        const ClassMatrix<Scalar>& offset, ClassMatrix<Scalar>& S, ClassMatrix<Scalar>& D,
-                       ClassMatrix<Scalar>& G) {
+                       ClassMatrix<Scalar>& G, const Sums& sums) {
   StartPoint start;
   if (offset.size() > 0) S = offset;
   else S.setZero();
-  start.f = link_residual(loss, problem, S, D);
+  start.f = link_residual(loss, problem, S, D, sums);
   {
     const ClassMatrix<Scalar> zero = ClassMatrix<Scalar>::Zero(W.rows(), W.cols());
-    gradient(problem, D, zero, 0.0, G);
+    gradient(problem, D, zero, 0.0, G, sums);
   }
   start.reference = static_cast<double>(G.norm());
   if (!W.isZero(0)) {
     scores(problem, W, offset, S);
-    start.f = link_residual(loss, problem, S, D);
+    start.f = link_residual(loss, problem, S, D, sums);
   }
   return start;
 }
@@ -122,17 +129,19 @@ struct Momentum {
 /// space; `run` calls start(), then per pass extrapolate(), verdict(), confirm_at_w() and
 /// step(), and after a stop by the callback or the time limit measure_at_w(). The problem, P,
 /// the settings and W are held by reference: the engine lives inside one run.
-template <class Loss, class Prob, class Scalar>
+template <class Loss, class Prob, class Scalar, class Sums>
 class DescentEngine {
  public:
   DescentEngine(const Loss& loss, const Prob& problem, const Preconditioner<Scalar>& P, double mu,
-                const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset)
+                const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
+                const Sums& sums)
       : loss_(loss),
         problem_(problem),
         P_(P),
         mu_(mu),
         settings_(settings),
         offset_(offset),
+        sums_(sums),
         d_(problem.n_features()),
         W_(W),
         W_prev_(W),
@@ -149,7 +158,7 @@ class DescentEngine {
 
   /// ‖∇F(0)‖, S and D at W, F(W). False when F or the scale is not finite.
   bool start() {
-    const StartPoint start = start_point(loss_, problem_, W_, offset_, S_, D_, G_);
+    const StartPoint start = start_point(loss_, problem_, W_, offset_, S_, D_, G_, sums_);
     scale_ = start.scale();
     F_ = start.f + ridge_value(mu_, d_, W_);
     if (!std::isfinite(F_) || !std::isfinite(start.reference)) return false;
@@ -163,13 +172,13 @@ class DescentEngine {
     momentum_.plan(settings_.accelerated);
     at_w_ = momentum_.beta == 0.0;
     if (at_w_) {
-      gradient(problem_, D_, W_, mu_, G_);
+      gradient(problem_, D_, W_, mu_, G_, sums_);
     } else {
       const auto b = static_cast<Scalar>(momentum_.beta);
       Y_.noalias() = (Scalar(1) + b) * W_ - b * W_prev_;
       S_Y_.noalias() = (Scalar(1) + b) * S_ - b * S_prev_;
-      link_residual(loss_, problem_, S_Y_, D_Y_);
-      gradient(problem_, D_Y_, Y_, mu_, G_);
+      link_residual(loss_, problem_, S_Y_, D_Y_, sums_);
+      gradient(problem_, D_Y_, Y_, mu_, G_, sums_);
     }
     measure_ = static_cast<double>(G_.norm()) / scale_;
   }
@@ -203,7 +212,7 @@ class DescentEngine {
     P_.solve_in_place(Z_);
     W_next_.noalias() = (at_w_ ? W_ : Y_) - Z_;
     scores(problem_, W_next_, offset_, S_next_);
-    const double f_next = link_residual(loss_, problem_, S_next_, D_);
+    const double f_next = link_residual(loss_, problem_, S_next_, D_, sums_);
     const double F_next = f_next + ridge_value(mu_, d_, W_next_);
     ++out_.epochs;
     if (!std::isfinite(F_next)) return false;
@@ -221,7 +230,7 @@ class DescentEngine {
 
   /// The measure at W itself (D holds the residuals at W after a step).
   void measure_at_w() {
-    gradient(problem_, D_, W_, mu_, G_);
+    gradient(problem_, D_, W_, mu_, G_, sums_);
     out_.measure = static_cast<double>(G_.norm()) / scale_;
   }
 
@@ -238,6 +247,7 @@ class DescentEngine {
   double mu_;
   const RunSettings& settings_;
   const ClassMatrix<Scalar>& offset_;
+  Sums sums_;
   Eigen::Index d_;
   ClassMatrix<Scalar>& W_;
   ClassMatrix<Scalar> W_prev_, Y_, W_next_, G_;
@@ -258,20 +268,20 @@ class DescentEngine {
 /// measure being ‖∇F(W)‖_F/‖∇F(0)‖_F; with momentum, a measure ≤ tol at the extrapolated point
 /// moves the next step to W. `on_epoch(report, W)` runs after every step and returns true to
 /// stop. See GLS's class comment for the math.
-template <class Loss, class Prob, class Scalar, class OnEpoch, class Certify>
+template <class Loss, class Prob, class Scalar, class OnEpoch, class Certify, class Sums = LocalSums>
 RunOutcome run(const Loss& loss, const Prob& problem, const Preconditioner<Scalar>& P, double mu,
                const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
-               const Stopwatch& clock, OnEpoch&& on_epoch, Certify&& certify) {
-  DescentEngine<Loss, Prob, Scalar> engine(loss, problem, P, mu, settings, W, offset);
+               const Stopwatch& clock, OnEpoch&& on_epoch, Certify&& certify, const Sums& sums = {}) {
+  DescentEngine<Loss, Prob, Scalar, Sums> engine(loss, problem, P, mu, settings, W, offset, sums);
   if (!engine.start()) return engine.outcome(Status::numerical_issue);
   while (true) {
     engine.extrapolate();
     if (const std::optional<Status> verdict = engine.verdict(certify)) return engine.outcome(*verdict);
     if (engine.confirm_at_w()) continue;
     if (!engine.step()) return engine.outcome(Status::numerical_issue);
-    const EpochReport report = engine.report(clock.seconds());
+    const EpochReport report = engine.report(sums.max(clock.seconds()));
     if (settings.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
-    const bool stop = on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W));
+    const bool stop = sums.any(on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W)));
     if (const auto verdict = epoch_verdict(settings, true, false, stop, report.seconds)) {
       engine.measure_at_w();
       return engine.outcome(*verdict);
@@ -377,17 +387,22 @@ struct LineSearchTrial {
 /// verdict(), direction(), line_search(), trial_verdict(), accept(), on schedule
 /// refresh_metric(), certify() and report(). The problem, P, the settings and W are held by
 /// reference: the engine lives inside one run.
-template <class Loss, class Prob, class Scalar>
+template <class Loss, class Prob, class Scalar, class Sums>
 class QuasiNewtonEngine {
+  static_assert(!is_dense_problem_v<Prob> || std::is_same_v<Sums, LocalSums>,
+                "a dense problem is not split by samples (its fused pass has no reductions)");
+
  public:
   QuasiNewtonEngine(const Loss& loss, const Prob& problem, Preconditioner<Scalar>& P, double mu,
-                    const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset)
+                    const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
+                    const Sums& sums)
       : loss_(loss),
         problem_(problem),
         P_(P),
         mu_(mu),
         settings_(settings),
         offset_(offset),
+        sums_(sums),
         d_(problem.n_features()),
         W_(W),
         S_(problem.n_samples(), W.cols()),
@@ -409,9 +424,9 @@ class QuasiNewtonEngine {
   /// ‖∇F(0)‖, then at W: S, D, G = ∇F, F, H = P⁻¹G and the measure. False when F or the
   /// scale is not finite.
   bool start() {
-    const StartPoint start = start_point(loss_, problem_, W_, offset_, S_, D_, G_);
+    const StartPoint start = start_point(loss_, problem_, W_, offset_, S_, D_, G_, sums_);
     scale_ = start.scale();
-    gradient(problem_, D_, W_, mu_, G_);
+    gradient(problem_, D_, W_, mu_, G_, sums_);
     F_ = start.f + ridge_value(mu_, d_, W_);
     if (!std::isfinite(F_) || !std::isfinite(start.reference)) return false;
     precondition_gradient();
@@ -459,13 +474,13 @@ class QuasiNewtonEngine {
       dS_.noalias() = design(problem_) * Delta_.topRows(d_);
       if (W_.rows() > d_) dS_.rowwise() += Delta_.row(d_);
       S_try_ = S_ + dS_;
-      trial_.F = link_residual(loss_, problem_, S_try_, D_try_) + ridge_value(mu_, d_, W_try_);
+      trial_.F = link_residual(loss_, problem_, S_try_, D_try_, sums_) + ridge_value(mu_, d_, W_try_);
     }
     for (int t = 1; t < armijo_trials && !(trial_.F <= F_ + armijo_decrease * trial_.step * slope_); ++t) {
       trial_.step *= armijo_shrink;
       S_try_ = S_ + static_cast<Scalar>(trial_.step) * dS_;
       W_try_ = W_ + static_cast<Scalar>(trial_.step) * Delta_;
-      trial_.F = link_residual(loss_, problem_, S_try_, D_try_) + ridge_value(mu_, d_, W_try_);
+      trial_.F = link_residual(loss_, problem_, S_try_, D_try_, sums_) + ridge_value(mu_, d_, W_try_);
       trial_.fused = false;
     }
     ++out_.epochs;
@@ -496,7 +511,7 @@ class QuasiNewtonEngine {
       std::swap(G_, G_try_);
       G_.topRows(d_) += static_cast<Scalar>(mu_) * W_.topRows(d_);
     } else {
-      gradient(problem_, D_, W_, mu_, G_);
+      gradient(problem_, D_, W_, mu_, G_, sums_);
     }
     precondition_gradient();
     pairs_.push(trial_.step, Delta_, G_, G_prev_, H_, H_prev_);
@@ -540,6 +555,7 @@ class QuasiNewtonEngine {
   double mu_;
   const RunSettings& settings_;
   const ClassMatrix<Scalar>& offset_;
+  Sums sums_;
   Eigen::Index d_;
   ClassMatrix<Scalar>& W_;
   ClassMatrix<Scalar> S_, dS_, S_try_, D_, D_try_;
@@ -569,11 +585,12 @@ class QuasiNewtonEngine {
 /// Stopping as `run` (`certify` at the start and after every step, its relative gap in the
 /// report); when even the smallest step fails to lower F (its rounding floor), the gap is
 /// evaluated at once: certified → converged, else numerical_issue.
-template <class Loss, class Prob, class Scalar, class OnEpoch, class Refresh, class Certify>
+template <class Loss, class Prob, class Scalar, class OnEpoch, class Refresh, class Certify, class Sums = LocalSums>
 RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, Preconditioner<Scalar>& P, double mu,
                             const RunSettings& settings, ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& offset,
-                            const Stopwatch& clock, OnEpoch&& on_epoch, Refresh&& refresh, Certify&& certify) {
-  QuasiNewtonEngine<Loss, Prob, Scalar> engine(loss, problem, P, mu, settings, W, offset);
+                            const Stopwatch& clock, OnEpoch&& on_epoch, Refresh&& refresh, Certify&& certify,
+                            const Sums& sums = {}) {
+  QuasiNewtonEngine<Loss, Prob, Scalar, Sums> engine(loss, problem, P, mu, settings, W, offset, sums);
   if (!engine.start()) return engine.outcome(Status::numerical_issue);
   if (engine.certify(certify)) return engine.outcome(Status::converged);
   while (true) {
@@ -584,9 +601,9 @@ RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, Preconditione
     engine.accept();
     if (engine.refresh_due()) engine.refresh_metric(refresh);
     const bool certified = engine.certify(certify);
-    const EpochReport report = engine.report(clock.seconds());
+    const EpochReport report = engine.report(sums.max(clock.seconds()));
     if (settings.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
-    const bool stop = on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W));
+    const bool stop = sums.any(on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W)));
     if (const auto verdict = epoch_verdict(settings, true, certified, stop, report.seconds))
       return engine.outcome(*verdict);
   }
