@@ -10,12 +10,15 @@ ranks), the largest peak resident memory of a rank at A and at B (GNU time's %M;
 
 Rows: by classes, one-vs-rest squared hinge + l1 (C = 1) on sector; by samples, fista on
 sector (30 iterations) and on a generated tall file (n = 400 000, d = 2 000, K = 10, 40 entries
-per row: X dominates a rank's memory, so each rank's peak follows its share).
+per row: X dominates a rank's memory, so each rank's peak follows its share), gls
+(multinomial logistic + ridge, to its certificate) and fbpd (Crammer–Singer + l1, 30 passes) on
+the tall file.
 
   bench/mpi_compare.py                 # sector (bzcat'd into a work folder) and the tall file
   bench/mpi_compare.py --smoke         # seconds, data/dna.scale only: what CI runs; exits 1 when
                                        # a run fails or is not certified
   bench/mpi_compare.py --ranks 1,2 --repeat 5 --build build/release
+  bench/mpi_compare.py --only gls      # the rows whose name contains "gls"
 """
 
 import argparse
@@ -70,7 +73,11 @@ def rows(work, smoke):
         return [("by classes, one-vs-rest + l1, C = 0.3, dna", ["--loss", "ovr-squared-hinge", "--penalty", "l1",
                                                                   "--C", "0.3"], dna),
                 ("by samples, fista, logistic + l1l2, dna", ["--loss", "logistic", "--penalty", "l1l2", "--lambda",
-                                                             "1e-3", "--max-epochs", "20"], dna)]
+                                                             "1e-3", "--max-epochs", "20"], dna),
+                ("by samples, gls, logistic + ridge, dna", ["--solver", "gls", "--loss", "logistic", "--penalty",
+                                                            "none", "--mu", "1e-3"], dna),
+                ("by samples, fbpd, crammer-singer + l1, dna", ["--loss", "crammer-singer", "--penalty", "l1",
+                                                                "--lambda", "1e-3", "--mu", "1e-3"], dna)]
     data = sector(work)
     if data is None:
         sys.exit(f"mpi_compare: sector is not in {SHARED}; --smoke runs on data/")
@@ -78,7 +85,12 @@ def rows(work, smoke):
     return [("by classes, one-vs-rest + l1, C = 1, sector", ["--loss", "ovr-squared-hinge", "--penalty", "l1",
                                                               "--C", "1"], data),
             ("by samples, fista 30 iterations, logistic + l1l2, sector", fista, data),
-            ("by samples, fista 30 iterations, logistic + l1l2, tall generated", fista, tall(work))]
+            ("by samples, fista 30 iterations, logistic + l1l2, tall generated", fista, tall(work)),
+            ("by samples, gls certified, logistic + ridge 1e-4, tall generated",
+             ["--solver", "gls", "--loss", "logistic", "--penalty", "none", "--mu", "1e-4"], tall(work)),
+            ("by samples, fbpd 30 passes, crammer-singer + l1, tall generated",
+             ["--loss", "crammer-singer", "--penalty", "l1", "--lambda", "1e-4", "--mu", "1e-4", "--max-epochs", "30"],
+             tall(work))]
 
 
 def run(build, ranks, options, data, model):
@@ -109,6 +121,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="pairs per row (default 3; 1 with --smoke)")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--work", help="folder for data copies and outputs (default: a temporary one)")
+    parser.add_argument("--only", default="", help="run only the rows whose name contains this text")
     args = parser.parse_args()
     a, b = (int(r) for r in args.ranks.split(","))
     repeat = 1 if args.smoke else args.repeat
@@ -118,6 +131,8 @@ def main():
           f"ranks | peak RSS of a rank, {a} → {b} ranks | certified |")
     print("|---|---|---|---|---|")
     for name, options, data in rows(work, args.smoke):
+        if args.only not in name:
+            continue
         ratios, certified, per_iteration, peaks = [], True, 0.0, (0, 0)
         for _ in range(repeat):
             seconds_a, report_a, peak_a = run(args.build, a, options, data, os.path.join(work, "model.a"))

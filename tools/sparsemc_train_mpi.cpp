@@ -17,7 +17,9 @@
 #include <sparsemc/mpi/class_partition.hpp>
 #include <sparsemc/mpi/read.hpp>
 #include <sparsemc/mpi/sample_partition.hpp>
+#include <sparsemc/solver/fbpd/fbpd.hpp>
 #include <sparsemc/solver/fista/prox_gradient.hpp>
+#include <sparsemc/solver/gls/gls.hpp>
 
 #include "cli.hpp"
 #include "data.hpp"
@@ -103,25 +105,56 @@ struct MpiArgs : FitArgs {
 /// How (1) is split over the ranks.
 enum class Partition { classes, samples };
 
+/// The solvers split by samples: one pass over the samples per step, its sums reduced.
+bool splits_by_samples(const std::string& solver) {
+  return solver == "fista" || solver == "gls" || solver == "fbpd" || solver == "fbpd-epi";
+}
+
+/// The solver of the sample partition: --solver, or for auto fista (a smooth loss) or fbpd
+/// (Crammer–Singer, the one loss that is not smooth).
+std::string sample_solver(const MpiArgs& args) {
+  if (args.solver != "auto") return args.solver;
+  return loss_is_smooth(args.fit.loss) ? "fista" : "fbpd";
+}
+
 /// The partition of --partition for these settings (auto: by classes where (1) separates over
-/// them and the solver is not fista; by samples with fista, which takes every smooth loss).
+/// them and the solver is not one split by samples; else by samples, with `sample_solver`).
 Partition choose_partition(const MpiArgs& args) {
   const bool separable = separates_classes(args.fit.loss, args.fit.penalty);
-  const bool smooth = loss_is_smooth(args.fit.loss);
-  const bool fista = args.solver == "fista";
-  if (args.partition == "classes" || (args.partition == "auto" && separable && !fista)) {
+  const bool data_parallel = splits_by_samples(args.solver);
+  if (args.partition == "classes" || (args.partition == "auto" && separable && !data_parallel)) {
     if (!separable)
       throw UsageError("--partition classes: --loss " + args.fit.loss + " --penalty " + args.fit.penalty +
                        " couples the classes; the class partition takes " + separable_pairs());
     return Partition::classes;
   }
-  if (!smooth)
-    throw UsageError("--loss " + args.fit.loss + ": the sample partition runs fista, which needs a smooth loss, and "
-                     "with --penalty " + args.fit.penalty + " (1) does not split by classes (that takes " +
-                     separable_pairs() + "); docs/mpi.md says what to do at this scale");
-  if (args.solver != "auto" && !fista)
-    throw UsageError("--solver " + args.solver + ": the sample partition runs fista (give --solver fista or auto)");
+  if (args.solver != "auto" && !data_parallel)
+    throw UsageError("--solver " + args.solver +
+                     ": the sample partition runs fista, gls, fbpd or fbpd-epi (give one of them or auto)");
+  if (sample_solver(args).starts_with("fbpd") && args.fit.loss != CrammerSinger::name)
+    throw UsageError("--solver " + args.solver + ": split by samples it fits the crammer-singer loss; --loss " +
+                     args.fit.loss + " is smooth: give --solver fista or auto");
   return Partition::samples;
+}
+
+/// The options of a solver from the shared settings, validated, as sparsemc-train builds them.
+template <class Options>
+Options solver_options(const FitSettings& s) {
+  Options options{};
+  detail::apply_common(options, s);
+  if constexpr (requires { options.eta; })
+    if (s.eta) options.eta = *s.eta;
+  options.validate();
+  return options;
+}
+
+/// The penalty with the settings' λ and μ.
+template <class Penalty>
+Penalty penalty_of(const FitSettings& s) {
+  Penalty penalty{};
+  penalty.lambda = s.lambda;
+  penalty.mu = s.mu;
+  return penalty;
 }
 
 /// The class partition: every rank parses its share of the file and then holds every sample;
@@ -162,8 +195,9 @@ Result<Scalar> fit_classes(const mpi::Communicator& world, MpiArgs& args, const 
   return result;
 }
 
-/// The sample partition: every rank parses and keeps its share of the file; fista runs on
-/// every rank, its sums over the samples reduced over the ranks.
+/// The sample partition: every rank parses and keeps its share of the file; the sample solver
+/// (fista, gls, fbpd or fbpd-epi) runs on every rank, its sums over the samples reduced over
+/// the ranks.
 template <class Scalar>
 Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const io::LibsvmOptions& options,
                            Progress& progress) {
@@ -181,7 +215,8 @@ Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const 
   if (args.fit.multilabel && !loss_supports_multilabel(args.fit.loss))
     throw UsageError("--loss " + args.fit.loss + " does not support multilabel data (" + args.train_file +
                      " has samples with several or no labels); multilabel losses: " + join(multilabel_losses()));
-  const SolverSpec& spec = Registry::resolve("fista", args.fit);
+  const std::string solver_name = sample_solver(args);
+  const SolverSpec& spec = Registry::resolve(solver_name, args.fit);
   args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
   if (args.bias >= 0) part = append_bias(part, args.bias);
   on_every_rank(StepKind::input, [&] {
@@ -196,18 +231,28 @@ Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const 
   });
   ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
   std::optional<Result<Scalar>> result;
-  dispatch(AllLosses{}, AllPenalties{}, args.fit.loss, args.fit.penalty, [&]<class Loss, class Penalty>() {
-    if constexpr (SmoothLoss<Loss, Scalar>) {
-      ProxGradientOptions fista_options{};
-      detail::apply_common(fista_options, args.fit);
-      fista_options.validate();
-      Penalty penalty{};
-      penalty.lambda = args.fit.lambda;
-      penalty.mu = args.fit.mu;
-      const ProxGradient<Loss, Penalty> solver(Loss{}, penalty, fista_options);
-      result = mpi::fit_by_samples(world, solver, part.template problem<Eigen::RowMajor>(), nullptr, callback);
-    }
-  });
+  const auto problem = part.template problem<Eigen::RowMajor>();
+  const auto fit = [&](const auto& solver) { result = mpi::fit_by_samples(world, solver, problem, nullptr, callback); };
+  // The registry has checked that the solver takes the loss and the penalty (and fbpd-epi's η).
+  const FitSettings& s = args.fit;
+  if (solver_name == "gls") {
+    dispatch(TypeList<Logistic, LeastSquares>{}, TypeList<NoPenalty>{}, s.loss, s.penalty, [&]<class Loss, class>() {
+      fit(GLS<Loss>(Loss{}, penalty_of<NoPenalty>(s), solver_options<GLSOptions>(s)));
+    });
+  } else if (solver_name == "fbpd") {
+    dispatch(TypeList<CrammerSinger>{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
+      fit(FBPD<Loss, Penalty>(Loss{}, penalty_of<Penalty>(s), solver_options<FbpdOptions>(s)));
+    });
+  } else if (solver_name == "fbpd-epi") {
+    dispatch(TypeList<CrammerSinger>{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
+      fit(FBPD<Loss, Penalty, Constrained>(Loss{}, penalty_of<Penalty>(s), solver_options<FbpdOptions>(s)));
+    });
+  } else {
+    dispatch(AllLosses{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
+      if constexpr (SmoothLoss<Loss, Scalar>)
+        fit(ProxGradient<Loss, Penalty>(Loss{}, penalty_of<Penalty>(s), solver_options<ProxGradientOptions>(s)));
+    });
+  }
   result->model = detail::relabel(result->model, part.encoder().labels());
   result->model.provenance().solver = spec.name;
   return std::move(*result);
@@ -264,16 +309,18 @@ int main(int argc, char** argv) {
       "to fit (1) of sparsemc-train on TRAIN over P ranks, each parsing its share of the file, and\n"
       "write from rank 0 the model file sparsemc-train would. By classes (" + separable_pairs() + "):\n"
       "each rank holds every sample and fits the one-vs-rest problems of K/P classes, and the\n"
-      "ranks' gaps add up to the certificate of the whole. By samples (fista, every smooth loss):\n"
-      "each rank holds its share of the samples; the gradient is summed over the ranks every\n"
-      "iteration and the duality gap is the whole problem's (docs/mpi.md).",
+      "ranks' gaps add up to the certificate of the whole. By samples (fista: every smooth loss;\n"
+      "gls: --penalty none; fbpd, fbpd-epi: crammer-singer): each rank holds its share of the\n"
+      "samples; the gradient (fbpd: T'y) is summed over the ranks every iteration and the\n"
+      "certificate is the whole problem's (docs/mpi.md).",
       "sparsemc-train-mpi"};
   app.get_formatter()->column_width(34);
   const FitOptions shared = add_fit_options(app, args, "each rank: reading its share of the file and its solver (with several ranks on one machine, "
                              "give each its share of the cores: --threads 1 for a rank per core)");
   app.add_option("--partition", args.partition,
                  wrap("how (1) is split over the ranks: classes, samples, or auto (default auto: by classes for " +
-                      separable_pairs() + " with any solver but fista; else by samples, with fista)"))
+                      separable_pairs() + " with any solver but fista, gls, fbpd and fbpd-epi; else by samples, with --solver or "
+                      "for auto fista (smooth losses) or fbpd (crammer-singer))"))
       ->type_name("HOW")
       ->check(one_of({"auto", "classes", "samples"}));
   app.add_option("--classes-per-fit", args.classes_per_fit,

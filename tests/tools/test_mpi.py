@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """sparsemc-train-mpi under mpirun -np 2 and -np 3 against sparsemc-train on the same data: by
-classes, the same objective within the two certificates; by samples (fista), the serial fista's
-objective to 1e-9; a model file sparsemc-predict and sparsemc-eval read like sparsemc-train's
+classes, the same objective within the two certificates; by samples (fista, gls, fbpd), the
+serial solver's objective within the two certificates; a model file sparsemc-predict and sparsemc-eval read like sparsemc-train's
 (the same labels, the same format, its objective the one reported); and the serial tool's errors
 and exit statuses for a malformed file, a loss neither partition takes and a bad option. The extra arguments: --train-mpi, the tool, and --mpirun, Open MPI's launcher.
 """
@@ -36,7 +36,8 @@ gz = path("dna.scale.gz")
 with open(train_file, "rb") as src, gzip.open(gz, "wb") as dst:
     shutil.copyfileobj(src, dst)
 
-# (options, partition): by samples the serial run is fista's.
+# (options, partition): by samples the serial run is that of the solver auto takes over MPI —
+# fista, or fbpd for Crammer–Singer — unless --solver says which.
 fits = [
     (["--loss", "ovr-squared-hinge", "--penalty", "l1", "--lambda", "1e-3"], "classes"),
     (["--loss", "ovr-squared-hinge", "--penalty", "l1", "--C", "0.5", "--intercept", "--solver", "bcd-ls"], "classes"),
@@ -47,13 +48,18 @@ fits = [
     (["--loss", "logistic", "--penalty", "l1l2", "--lambda", "1e-4", "--intercept"], "samples"),
     (["--loss", "squared-hinge", "--penalty", "l1", "--lambda", "1e-3", "--class-weight", "1:2", "--solver", "fista"],
      "samples"),
+    (["--loss", "logistic", "--penalty", "none", "--mu", "1e-3", "--intercept", "--solver", "gls"], "samples"),
+    (["--loss", "least-squares", "--penalty", "none", "--mu", "1e-2", "--solver", "gls"], "samples"),
+    (["--loss", "crammer-singer", "--penalty", "l1", "--lambda", "1e-3", "--mu", "1e-3"], "samples"),
+    (["--loss", "crammer-singer", "--penalty", "l1l2", "--lambda", "1e-3", "--mu", "1e-2", "--intercept", "--solver",
+      "fbpd"], "samples"),
 ]
 for k, (fit, partition) in enumerate(fits):
     serial_model = path(f"serial{k}.txt")
     mpi_only = [i for i, f in enumerate(fit) if f in ("--partition", "--classes-per-fit")]
     serial_fit = [f for i, f in enumerate(fit) if i not in mpi_only and i - 1 not in mpi_only]
     if partition == "samples" and "--solver" not in serial_fit:
-        serial_fit += ["--solver", "fista"]
+        serial_fit += ["--solver", "fbpd" if "crammer-singer" in fit else "fista"]
     # By samples, at tol 1e-9: the two certificates bound the difference by 2e-9 relative (the
     # iterates are the serial ones up to rounding, which after a thousand steps may take
     # another backtracking or restart decision, so the iteration counts can differ).
@@ -97,10 +103,12 @@ for ranks in (2, 3):
     line = [l for l in err.splitlines() if l.startswith("sparsemc-train-mpi: error:")]
     t.check(rc == rc1 == 2 and line == [err1.strip().replace("sparsemc-train:", "sparsemc-train-mpi:")],
             f"a malformed line, {ranks} ranks: sparsemc-train's message once, exit 2", err.strip()[:400])
-    rc, _, err = run(mpi(ranks, "--loss", "crammer-singer", "--penalty", "none", "--mu", "1e-3", train_file,
-                         path("x.txt")))
-    t.check(rc == 1 and "needs a smooth loss" in err and err.count("error:") == 1,
-            f"crammer-singer, {ranks} ranks: a usage error saying what each partition takes", err.strip()[:300])
+    rc, _, err = run(mpi(ranks, "--loss", "logistic", "--solver", "fbpd", train_file, path("x.txt")))
+    t.check(rc == 1 and "is smooth" in err and err.count("error:") == 1,
+            f"fbpd with a smooth loss, {ranks} ranks: a usage error saying what to take", err.strip()[:300])
+    rc, _, err = run(mpi(ranks, "--loss", "logistic", "--solver", "bcd-ls", train_file, path("x.txt")))
+    t.check(rc == 1 and "the sample partition runs" in err,
+            f"a solver neither partition runs, {ranks} ranks: a usage error", err.strip()[:300])
     rc, _, err = run(mpi(ranks, "--loss", "logistic", "--partition", "classes", train_file, path("x.txt")))
     t.check(rc == 1 and "couples the classes" in err, f"logistic by classes, {ranks} ranks: a usage error",
             err.strip()[:300])
