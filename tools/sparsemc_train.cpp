@@ -438,11 +438,6 @@ int main(int argc, char** argv) {
   app.get_formatter()->column_width(34);
   const FitOptions shared = add_fit_options(
       app, args, "reading the data, the one-vs-rest losses with an l1 or no penalty (bcd), fbpd, fista, gls and prediction");
-  app.add_option_function<double>("--eta", [&](double v) { args.fit.eta = v; },
-                                  wrap("fbpd-epi only: the bound eta >= 0 of its constraint (1/n) sum_i c_i loss_i <= eta "
-                                       "(it minimises lambda R(W) + (mu/2) ||W||_F^2 under it) (default: none)"))
-      ->type_name("X")
-      ->check(real_at_least(0));
   app.add_option_function<std::int64_t>(
          "--block-size", [&](std::int64_t v) { args.fit.block_size = v; },
          wrap("stagewise: features per stage, P, an integer >= 1 (default 512, or D of --features rff:D when "

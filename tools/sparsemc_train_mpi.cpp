@@ -98,6 +98,7 @@ class Silence {
 
 /// What sparsemc-train-mpi takes beyond the shared options.
 struct MpiArgs : FitArgs {
+  std::string test_file;           // --test
   std::string partition = "auto";  // --partition
   int classes_per_fit = 0;         // --classes-per-fit (0: a rank's whole share at once)
 };
@@ -158,10 +159,11 @@ Penalty penalty_of(const FitSettings& s) {
 }
 
 /// The class partition: every rank parses its share of the file and then holds every sample;
-/// each fits the one-vs-rest problems of its classes with the registered solver.
+/// each fits the one-vs-rest problems of its classes with the registered solver. `labels`
+/// receives the training data's label table.
 template <class Scalar>
 Result<Scalar> fit_classes(const mpi::Communicator& world, MpiArgs& args, const io::LibsvmOptions& options,
-                           Progress& progress) {
+                           Progress& progress, LabelEncoder& labels) {
   const Stopwatch read_watch;
   Dataset<Scalar> data = on_every_rank(StepKind::input, [&] {
     const Dataset<Scalar> part = mpi::read_libsvm_part<Scalar>(world, args.train_file, options);
@@ -172,6 +174,7 @@ Result<Scalar> fit_classes(const mpi::Communicator& world, MpiArgs& args, const 
   args.fit.multilabel = data.multilabel();
   args.fit.n_samples = data.n_samples();
   args.fit.n_features = data.n_features();
+  labels = data.encoder();
   const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
   args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
   if (args.bias >= 0) data = append_bias(data, args.bias);
@@ -197,10 +200,10 @@ Result<Scalar> fit_classes(const mpi::Communicator& world, MpiArgs& args, const 
 
 /// The sample partition: every rank parses and keeps its share of the file; the sample solver
 /// (fista, gls, fbpd or fbpd-epi) runs on every rank, its sums over the samples reduced over
-/// the ranks.
+/// the ranks. `labels` receives the training data's label table (the same on every rank).
 template <class Scalar>
 Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const io::LibsvmOptions& options,
-                           Progress& progress) {
+                           Progress& progress, LabelEncoder& labels) {
   const Stopwatch read_watch;
   mpi::PartOfFile where;
   Dataset<Scalar> part = on_every_rank(
@@ -212,6 +215,7 @@ Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const 
   args.fit.multilabel = world.max(static_cast<std::int32_t>(part.multilabel())) != 0;
   args.fit.n_samples = where.n_samples;
   args.fit.n_features = part.n_features();
+  labels = part.encoder();
   if (args.fit.multilabel && !loss_supports_multilabel(args.fit.loss))
     throw UsageError("--loss " + args.fit.loss + " does not support multilabel data (" + args.train_file +
                      " has samples with several or no labels); multilabel losses: " + join(multilabel_losses()));
@@ -258,23 +262,32 @@ Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const 
   return std::move(*result);
 }
 
-/// Fits by the partition, then rank 0 reports and writes the model.
+/// Fits by the partition, then rank 0 scores the model on --test, reports and writes it.
 template <class Scalar>
 int train(const mpi::Communicator& world, MpiArgs& args, Partition partition) {
   Progress progress(args.quiet ? Verbosity::quiet : args.verbose ? Verbosity::verbose : Verbosity::normal, std::cerr);
   std::ostream& report = args.model_file == "-" ? std::cerr : std::cout;  // stdout carries MODEL '-'
   io::LibsvmOptions options{.zero_based = args.zero_based, .threads = args.fit.threads};
   if (args.multilabel) options.label_format = io::LabelFormat::multilabel;
-  const Stopwatch fit_watch;
-  Result<Scalar> result = partition == Partition::classes ? fit_classes<Scalar>(world, args, options, progress)
-                                                          : fit_samples<Scalar>(world, args, options, progress);
+  LabelEncoder labels;
+  Result<Scalar> result = partition == Partition::classes ? fit_classes<Scalar>(world, args, options, progress, labels)
+                                                          : fit_samples<Scalar>(world, args, options, progress, labels);
   const char* partition_name = partition == Partition::classes ? "classes" : "samples";
   on_every_rank(StepKind::input, [&] {
     mpi::collectively(world, [&] {
       if (!world.root()) return;
       result.model.provenance().bias = args.bias;
+      // The test file is read with the training features and labels, as sparsemc-train reads it.
+      std::optional<TestScore> score;
+      if (!args.test_file.empty())
+        score = score_model(result.model, read_dataset<Scalar>(args.test_file, {.zero_based = args.zero_based,
+                                                                                .n_features = args.fit.n_features,
+                                                                                .labels = &labels,
+                                                                                .multilabel = args.multilabel || args.fit.multilabel,
+                                                                                .extra_features_ignored = true,
+                                                                                .progress = &progress}));
       if (args.json) {
-        nlohmann::json out = fit_json(result, args.fit, args.tol, std::nullopt);
+        nlohmann::json out = fit_json(result, args.fit, args.tol, score);
         out["ranks"] = world.size();
         out["partition"] = partition_name;
         out["reduced_bytes"] = world.reduced_bytes();
@@ -282,7 +295,7 @@ int train(const mpi::Communicator& world, MpiArgs& args, Partition partition) {
       } else {
         report << "ranks " << world.size() << "  partition " << partition_name << "  reduced "
                << static_cast<double>(world.reduced_bytes()) / 1e6 << " MB per rank\n";
-        print_summary(report, result, args.fit, args.tol, std::nullopt);
+        print_summary(report, result, args.fit, args.tol, score);
       }
       if (result.info.status != Status::numerical_issue) save_model(result.model, args.model_file, args.model_format);
     });
@@ -329,11 +342,16 @@ int main(int argc, char** argv) {
                       "time bound a rank's memory"))
       ->type_name("N")
       ->check(integer_at_least(0));
+  app.add_option("--test", args.test_file,
+                 wrap("rank 0 evaluates the model on FILE (read with the training features and labels; a feature "
+                      "beyond the training data's is ignored) and reports accuracy (multiclass) or precision@1 "
+                      "(multilabel) (default: none)"))
+      ->type_name("FILE");
   app.add_flag("--json", args.json,
                wrap("print one JSON object on stdout instead of text: sparsemc-train's fields (solver, loss, penalty, "
                     "lambda, mu, status, epochs, objective, duality_gap, relative_gap, tol, measure_name, measure, "
-                    "nnz, nnz_rows, train_seconds, gap_evaluations, gap_seconds), and ranks, partition and "
-                    "reduced_bytes (what rank 0 contributed to the sums over the ranks: the communication beyond "
+                    "nnz, nnz_rows, train_seconds, gap_evaluations, gap_seconds, test_accuracy with --test), and ranks, "
+                    "partition and reduced_bytes (what rank 0 contributed to the sums over the ranks: the communication beyond "
                     "reading) (default: text)"));
   app.footer(Registry::help() + "\n" + train_exit_status_help);
   add_version_flag(app, "sparsemc-train-mpi");

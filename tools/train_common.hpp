@@ -107,6 +107,11 @@ inline FitOptions add_fit_options(CLI::App& app, FitArgs& args, const std::strin
          wrap("seed of randomised solvers, an integer >= 0 (default: the solver's)"))
       ->type_name("N")
       ->check(integer_at_least(0));
+  app.add_option_function<double>("--eta", [&](double v) { args.fit.eta = v; },
+                                  wrap("fbpd-epi only: the bound eta >= 0 of its constraint (1/n) sum_i c_i loss_i <= eta "
+                                       "(it minimises lambda R(W) + (mu/2) ||W||_F^2 under it) (default: none)"))
+      ->type_name("X")
+      ->check(real_at_least(0));
   add_threads_option(app, args.fit.threads, threads_used_by);
   app.add_option("--bias", args.bias,
                  wrap("append a constant feature of value B to every sample (LIBLINEAR's -B; it is penalised like "

@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """sparsemc-train-mpi under mpirun -np 2 and -np 3 against sparsemc-train on the same data: by
 classes, the same objective within the two certificates; by samples (fista, gls, fbpd), the
-serial solver's objective within the two certificates; a model file sparsemc-predict and sparsemc-eval read like sparsemc-train's
-(the same labels, the same format, its objective the one reported); and the serial tool's errors
-and exit statuses for a malformed file, a loss neither partition takes and a bad option. The extra arguments: --train-mpi, the tool, and --mpirun, Open MPI's launcher.
+serial solver's objective within the two certificates; fbpd-epi (Algorithm 2) certified by its KKT
+residual at the serial objective; a model file sparsemc-predict and sparsemc-eval read like
+sparsemc-train's (the same labels, the same format, its objective the one reported), and --test's
+accuracy that of its predictions; and the serial tool's errors and exit statuses for a malformed
+file, a solver or loss the partitions do not take, a bad option and a missing file. The extra
+arguments: --train-mpi, the tool, and --mpirun, Open MPI's launcher.
 """
 
 import gzip
@@ -90,6 +93,33 @@ for k, (fit, partition) in enumerate(fits):
                     f"{what}: sparsemc-eval's objective of the model", f"{evaluated['objective']} vs {split['objective']}")
             rc, out, err = run([a.predict, test_file, model, path("pred.txt")])
             t.check(rc == 0, f"{what}: sparsemc-predict reads the model", err.strip()[:300])
+
+# --- fbpd-epi (Algorithm 2) at the loss of the regularised fit, and --test -------------------------
+crammer_singer = ["--loss", "crammer-singer", "--penalty", "l1l2", "--lambda", "1e-3", "--mu", "1e-2"]
+_, regularised, _ = run_json([a.train, *crammer_singer, "--solver", "fbpd", "--tol", "1e-8", "--json", train_file,
+                              path("cs.txt")])
+_, loss_part, _ = run_json([a.eval, "--loss", "crammer-singer", "--penalty", "none", "--lambda", "0", "--mu", "0",
+                            "--json", train_file, path("cs.txt")])
+epi = [*crammer_singer, "--solver", "fbpd-epi", "--eta", repr(loss_part["objective"]), "--tol", "1e-6", "--json"]
+_, serial_epi, _ = run_json([a.train, *epi, train_file, path("epi.txt")])
+with open(test_file) as f:
+    test_labels = [line.split()[0] for line in f if line.strip()]
+for ranks in (2, 3):
+    rc, split, err = run_json(mpi(ranks, *epi, "--test", test_file, train_file, path("epi_mpi.txt")))
+    if not t.check(rc == 0 and split is not None, f"fbpd-epi, {ranks} ranks: runs", err.strip()[:300]):
+        continue
+    t.check(split["status"] == "converged" and split["measure_name"] == "kkt_residual" and split["measure"] <= 1e-6,
+            f"fbpd-epi, {ranks} ranks: its KKT residual certified", f"{split['status']} {split['measure']}")
+    t.check(abs(split["objective"] - serial_epi["objective"]) <= 1e-4 * serial_epi["objective"],
+            f"fbpd-epi, {ranks} ranks: the serial objective", f"{split['objective']} vs {serial_epi['objective']}")
+    # --test: rank 0's accuracy is that of the saved model's predictions.
+    rc, _, err = run([a.predict, test_file, path("epi_mpi.txt"), path("epi_pred.txt")])
+    with open(path("epi_pred.txt")) as f:
+        predicted = [line.split()[0] for line in f if line.strip()]
+    right = sum(p == y for p, y in zip(predicted, test_labels))
+    t.check(rc == 0 and abs(split.get("test_accuracy", -1) - right / len(test_labels)) <= 1e-12,
+            f"--test, {ranks} ranks: the accuracy of the saved model", f"{split.get('test_accuracy')} vs "
+            f"{right}/{len(test_labels)}")
 
 # --- the serial tool's errors, from whichever rank met them -----------------------------------------
 bad = path("bad.svm")
