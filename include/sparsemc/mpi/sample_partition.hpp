@@ -11,8 +11,10 @@
 ///
 /// Per FISTA iteration each rank sends its d × K gradient and K intercept entries once (a
 /// reduction to rank 0 and a broadcast of d·K + K + 1 numbers), plus one number per
-/// backtracking trial; a gap evaluation sends d × K more. Each rank's memory is its share of
-/// X, its n_r × K scores and a few d × K iterates.
+/// backtracking trial; a gap evaluation sends d × K more. GLS sends the same per iteration and
+/// its p × p second moment Σ̂ once per factorisation; FBPD its pass's Tᵀy and a few sums per
+/// pass, its dual blocks staying on their rank. Each rank's memory is its share of X, its
+/// n_r × K scores (FBPD: and dual blocks) and a few d × K iterates (GLS: and Σ̂).
 ///
 /// \code
 ///   sparsemc::mpi::Communicator world;
@@ -57,7 +59,7 @@ class SampleSums {
   const Communicator* comm_;
 };
 
-/// Fits (1) over the ranks by samples: `solver` (one with `fit_part`, such as ProxGradient)
+/// Fits (1) over the ranks by samples: `solver` (one with `fit_part`: ProxGradient, GLS or FBPD)
 /// on every rank with its part `part` of the problem (its rows of X, their class sets and
 /// costs; every rank the same d and K), warm-started from `initial` when not null. Returns,
 /// on every rank, the same Result: the model and the information block of the whole.
