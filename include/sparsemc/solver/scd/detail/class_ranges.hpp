@@ -21,10 +21,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <optional>
-#include <vector>
 
 #include "../../../core/parallel.hpp"
 #include "../../../core/status.hpp"
