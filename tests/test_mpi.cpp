@@ -281,6 +281,55 @@ TEST_CASE("a fit split by classes is certified like the serial fit", "[mpi][bcd]
   }
 }
 
+TEST_CASE("a warm start split by classes or samples starts at the given model", "[mpi][warm]") {
+  const RandomProblem<double> rp(150, 40, 5, 0.2, 41, /*weighted=*/true);
+  const Dataset<double> data = dataset_of(rp);
+  SECTION("by classes: each batch starts from its columns of the model") {
+    // The serial optimum to 1e-11; a fit to 1e-6 from it has nothing to do.
+    const BlockCD<OvrSquaredHinge, L1, TsengYun> tight({}, {.lambda = 2e-3},
+                                                       {.tol = 1e-11, .max_epochs = 50000, .fit_intercept = true, .threads = 1});
+    const Result<double> serial = tight.fit(data.problem<Eigen::ColMajor>());
+    REQUIRE(serial.info.status == Status::converged);
+    const BlockCD<OvrSquaredHinge, L1, TsengYun> solver({}, {.lambda = 2e-3}, {.tol = 1e-6, .fit_intercept = true, .threads = 1});
+    for (const ClassIndex batch : {0, 2}) {
+      const Result<double> warm = mpi::fit_by_classes(
+          world(), data,
+          [&](const Dataset<double>& mine, const LinearModel<double>* start) {
+            // The start is the serial model's columns of these classes, with their labels.
+            REQUIRE(start != nullptr);
+            CHECK(start->labels() == mine.encoder().labels());
+            return solver.fit(mine.problem<Eigen::ColMajor>(), *start);
+          },
+          batch, &serial.model);
+      CHECK(warm.info.status == Status::converged);
+      CHECK(warm.info.epochs <= 1);  // certified at once, or after a pass
+      CHECK(warm.info.objective == Approx(serial.info.objective).epsilon(1e-6));
+    }
+  }
+  SECTION("the columns of a share, renumbered, with their intercepts") {
+    const LinearModel<double> model(Eigen::MatrixXd::NullaryExpr(6, 5, [](Eigen::Index j, Eigen::Index k) {
+                                      return (j + k) % 3 == 0 ? 0.0 : static_cast<double>(10 * j + k);
+                                    }),
+                                    Eigen::VectorXd::LinSpaced(5, 1.0, 5.0), {10, 20, 30, 40, 50});
+    const LinearModel<double> part = mpi::restrict_model_to_classes(model, {1, 3});
+    CHECK(part.dense() == model.dense().middleCols(1, 3));
+    CHECK(part.intercept() == model.intercept().segment(1, 3));
+    CHECK(part.labels() == std::vector<Label>{20, 30, 40});
+  }
+  SECTION("by samples: FISTA from the serial optimum is certified at once") {
+    const ProxGradient<Logistic, L1L2> tight({}, {.lambda = 2e-3}, {.tol = 1e-11, .max_epochs = 50000, .threads = 1});
+    const Result<double> serial = tight.fit(data.problem<Eigen::RowMajor>());
+    REQUIRE(serial.info.status == Status::converged);
+    const ProxGradient<Logistic, L1L2> solver({}, {.lambda = 2e-3}, {.tol = 1e-6, .threads = 1});
+    const Dataset<double> part = rank_rows(data);
+    const Result<double> warm =
+        mpi::fit_by_samples(world(), solver, part.problem<Eigen::RowMajor>(), &serial.model);
+    CHECK(warm.info.status == Status::converged);
+    CHECK(warm.info.epochs <= 1);
+    CHECK(warm.info.objective == Approx(serial.info.objective).epsilon(1e-6));
+  }
+}
+
 TEST_CASE("FISTA split by samples takes the serial steps and is certified by the whole gap", "[mpi][fista]") {
   SECTION("multinomial logistic + l1l2, weighted, with an intercept") {
     const RandomProblem<double> rp(200, 30, 4, 0.3, 11, /*weighted=*/true);

@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -77,6 +78,33 @@ template <RealScalar Scalar, StorageIndex Index>
       LabelEncoder(std::vector<Label>(labels.begin() + share.first, labels.begin() + share.first + share.size)));
   if (!data.costs().empty()) mine.set_sample_weights(std::vector<Scalar>(data.costs().begin(), data.costs().end()));
   return mine;
+}
+
+/// The warm start of `share`'s one-vs-rest problem from a model of the whole problem (its
+/// classes in the problem's order, as align_initial_model leaves them): the columns of the
+/// share's classes, renumbered from 0, with their intercepts and labels.
+template <RealScalar Scalar>
+[[nodiscard]] LinearModel<Scalar> restrict_model_to_classes(const LinearModel<Scalar>& model, ClassShare share) {
+  std::vector<std::int64_t> support, row_start{0};
+  std::vector<ClassIndex> classes;
+  std::vector<Scalar> weights;
+  for (std::size_t r = 0; r < model.support().size(); ++r) {
+    for (const auto [k, w] : model.row(r))
+      if (k >= share.first && k < share.first + share.size) {
+        classes.push_back(k - share.first);
+        weights.push_back(w);
+      }
+    if (static_cast<std::int64_t>(classes.size()) > row_start.back()) {
+      support.push_back(model.support()[r]);
+      row_start.push_back(static_cast<std::int64_t>(classes.size()));
+    }
+  }
+  typename LinearModel<Scalar>::Vector b;
+  if (model.has_intercept()) b = model.intercept().segment(share.first, share.size);
+  const std::vector<Label>& labels = model.labels();
+  return LinearModel<Scalar>(model.n_features(), std::move(support), std::move(row_start), std::move(classes),
+                             std::move(weights), std::move(b),
+                             std::vector<Label>(labels.begin() + share.first, labels.begin() + share.first + share.size));
 }
 
 namespace detail {
@@ -163,7 +191,9 @@ inline void add_info(SolverInfo& into, const SolverInfo& fit) {
 /// Fits (1) over the ranks by classes (see the file comment): `fit(mine)` fits one batch of
 /// this rank's classes — the one-vs-rest problem `mine` (restrict_to_classes) — with any
 /// solver and returns its Result; the rank's share goes in batches of `classes_per_fit`
-/// classes (0: all at once); a rank with no class (P > K) does not call it. Returns, on rank
+/// classes (0: all at once); a rank with no class (P > K) does not call it. A `fit` that
+/// takes `(mine, start)` gets as `start` the batch's columns of the warm start `initial` (a
+/// model of the whole problem, the same on every rank; restrict_model_to_classes), or null. Returns, on rank
 /// 0, the whole model (with the first fit's provenance and the whole fit's status) and on
 /// every rank the information block of the whole: F = Σ F_r, the gap Σ (F_r − D_r) and its
 /// relative value, the gravest status, the most epochs, the nonzero weights and rows of W,
@@ -171,10 +201,14 @@ inline void add_info(SolverInfo& into, const SolverInfo& fit) {
 /// rank.
 template <RealScalar Scalar, StorageIndex Index, class Fit>
 [[nodiscard]] Result<Scalar> fit_by_classes(const Communicator& comm, const Dataset<Scalar, Index>& data, Fit&& fit,
-                                            ClassIndex classes_per_fit = 0) {
+                                            ClassIndex classes_per_fit = 0,
+                                            const LinearModel<Scalar>* initial = nullptr) {
+  constexpr bool takes_start = std::invocable<Fit&, const Dataset<Scalar, Index>&, const LinearModel<Scalar>*>;
   if (classes_per_fit < 0)
     throw std::invalid_argument("mpi::fit_by_classes: classes_per_fit must be >= 0 (0 = all at once), got " +
                                 std::to_string(classes_per_fit));
+  if (initial != nullptr && !takes_start)
+    throw std::invalid_argument("mpi::fit_by_classes: a warm start needs a fit(mine, start)");
   const ClassShare share = class_share(data.n_classes(), comm.rank(), comm.size());
   const ClassIndex batch = classes_per_fit > 0 ? std::min(classes_per_fit, share.size) : share.size;
   detail::RankWeights<Scalar> weights;
@@ -185,7 +219,15 @@ template <RealScalar Scalar, StorageIndex Index, class Fit>
   collectively(comm, [&] {
     for (ClassIndex first = share.first; first < share.first + share.size; first += batch) {
       const ClassShare fitted{first, std::min<ClassIndex>(batch, share.first + share.size - first)};
-      const Result<Scalar> part = fit(restrict_to_classes(data, fitted));
+      const Result<Scalar> part = [&] {
+        if constexpr (takes_start) {
+          if (initial == nullptr) return fit(restrict_to_classes(data, fitted), nullptr);
+          const LinearModel<Scalar> start = restrict_model_to_classes(*initial, fitted);
+          return fit(restrict_to_classes(data, fitted), &start);
+        } else {
+          return fit(restrict_to_classes(data, fitted));
+        }
+      }();
       if (first == share.first) provenance = part.model.provenance();
       detail::add_info(mine, part.info);
       weights.add(part.model, fitted);
