@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <streambuf>
 #include <string>
 #include <vector>
@@ -76,6 +77,21 @@ auto on_every_rank(StepKind kind, Step&& step) {
   }
 }
 
+/// Runs `step` on every rank as one collective input step (mpi::collectively): a UsageError
+/// stays a usage error on every rank, anything else is the input error sparsemc-train gives.
+template <class Step>
+void input_step(const mpi::Communicator& world, Step&& step) {
+  on_every_rank(StepKind::input, [&] {
+    mpi::collectively(world, [&] {
+      try {
+        step();
+      } catch (const UsageError& e) {
+        throw std::invalid_argument(e.what());
+      }
+    });
+  });
+}
+
 /// Silences std::cout and std::cerr for its lifetime (every rank but 0): a stream buffer
 /// that drops everything, the streams' own buffers given back at the end.
 class Silence {
@@ -99,6 +115,7 @@ class Silence {
 /// What sparsemc-train-mpi takes beyond the shared options.
 struct MpiArgs : FitArgs {
   std::string test_file;           // --test
+  std::string init_file;           // --init: the model a fit starts from
   std::string partition = "auto";  // --partition
   int classes_per_fit = 0;         // --classes-per-fit (0: a rank's whole share at once)
 };
@@ -178,21 +195,27 @@ Result<Scalar> fit_classes(const mpi::Communicator& world, MpiArgs& args, const 
   const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
   args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
   if (args.bias >= 0) data = append_bias(data, args.bias);
-  on_every_rank(StepKind::input, [&] {
-    mpi::collectively(world, [&] {
-      if (!args.class_weights.empty()) data.set_class_weights(parse_class_weights(args.class_weights, data.encoder()));
-      if (!args.weights_file.empty())
-        data.set_sample_weights(read_sample_weights<Scalar>(args.weights_file, data.n_samples()));
-    });
+  std::optional<LinearModel<Scalar>> initial;
+  input_step(world, [&] {
+    if (!args.class_weights.empty()) data.set_class_weights(parse_class_weights(args.class_weights, data.encoder()));
+    if (!args.weights_file.empty())
+      data.set_sample_weights(read_sample_weights<Scalar>(args.weights_file, data.n_samples()));
+    if (!args.init_file.empty())
+      initial = align_initial_model(load_model<Scalar>(args.init_file), data.encoder(), data.n_features(), args.bias,
+                                    args.fit.fit_intercept);
   });
   // The solvers see only the features that occur, as in sparsemc-train.
   const FeatureMap features = data.compact_features();
+  if (initial) initial = restrict_features(*initial, features);
   const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
   ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
   Result<Scalar> result = on_every_rank(StepKind::compute, [&] {
     return mpi::fit_by_classes(
-        world, data, [&](const Dataset<Scalar>& mine) { return fit(mine, args.fit, nullptr, callback); },
-        args.classes_per_fit);
+        world, data,
+        [&](const Dataset<Scalar>& mine, const LinearModel<Scalar>* start) {
+          return fit(mine, args.fit, start, callback);
+        },
+        args.classes_per_fit, initial ? &*initial : nullptr);
   });
   if (world.root()) result.model = expand_features(result.model, features);
   return result;
@@ -223,20 +246,24 @@ Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const 
   const SolverSpec& spec = Registry::resolve(solver_name, args.fit);
   args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
   if (args.bias >= 0) part = append_bias(part, args.bias);
-  on_every_rank(StepKind::input, [&] {
-    mpi::collectively(world, [&] {
-      if (!args.class_weights.empty()) part.set_class_weights(parse_class_weights(args.class_weights, part.encoder()));
-      if (!args.weights_file.empty()) {
-        const std::vector<Scalar> all = read_sample_weights<Scalar>(args.weights_file, where.n_samples);
-        const auto first = all.begin() + where.first_sample;
-        part.set_sample_weights(std::vector<Scalar>(first, first + part.n_samples()));
-      }
-    });
+  std::optional<LinearModel<Scalar>> initial;
+  input_step(world, [&] {
+    if (!args.class_weights.empty()) part.set_class_weights(parse_class_weights(args.class_weights, part.encoder()));
+    if (!args.weights_file.empty()) {
+      const std::vector<Scalar> all = read_sample_weights<Scalar>(args.weights_file, where.n_samples);
+      const auto first = all.begin() + where.first_sample;
+      part.set_sample_weights(std::vector<Scalar>(first, first + part.n_samples()));
+    }
+    if (!args.init_file.empty())
+      initial = align_initial_model(load_model<Scalar>(args.init_file), part.encoder(), part.n_features(), args.bias,
+                                    args.fit.fit_intercept);
   });
   ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
   std::optional<Result<Scalar>> result;
   const auto problem = part.template problem<Eigen::RowMajor>();
-  const auto fit = [&](const auto& solver) { result = mpi::fit_by_samples(world, solver, problem, nullptr, callback); };
+  const auto fit = [&](const auto& solver) {
+    result = mpi::fit_by_samples(world, solver, problem, initial ? &*initial : nullptr, callback);
+  };
   // The registry has checked that the solver takes the loss and the penalty (and fbpd-epi's η).
   const FitSettings& s = args.fit;
   if (solver_name == "gls") {
@@ -347,6 +374,12 @@ int main(int argc, char** argv) {
                       "beyond the training data's is ignored) and reports accuracy (multiclass) or precision@1 "
                       "(multilabel) (default: none)"))
       ->type_name("FILE");
+  app.add_option("--init", args.init_file,
+                 wrap("start the fit from MODEL (native or LIBLINEAR format; every rank reads it) instead of W = 0, "
+                      "as sparsemc-train's --init: it must have the training data's labels, and a bias feature or "
+                      "intercept only with --bias or --intercept; features beyond the data are dropped (default: "
+                      "none)"))
+      ->type_name("MODEL");
   app.add_flag("--json", args.json,
                wrap("print one JSON object on stdout instead of text: sparsemc-train's fields (solver, loss, penalty, "
                     "lambda, mu, status, epochs, objective, duality_gap, relative_gap, tol, measure_name, measure, "

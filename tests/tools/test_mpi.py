@@ -4,7 +4,7 @@ classes, the same objective within the two certificates; by samples (fista, gls,
 serial solver's objective within the two certificates; fbpd-epi (Algorithm 2) certified by its KKT
 residual at the serial objective; a model file sparsemc-predict and sparsemc-eval read like
 sparsemc-train's (the same labels, the same format, its objective the one reported), and --test's
-accuracy that of its predictions; and the serial tool's errors and exit statuses for a malformed
+accuracy that of its predictions; --init's warm start certified at once in either partition; and the serial tool's errors and exit statuses for a malformed
 file, a solver or loss the partitions do not take, a bad option and a missing file. The extra
 arguments: --train-mpi, the tool, and --mpirun, Open MPI's launcher.
 """
@@ -93,6 +93,20 @@ for k, (fit, partition) in enumerate(fits):
                     f"{what}: sparsemc-eval's objective of the model", f"{evaluated['objective']} vs {split['objective']}")
             rc, out, err = run([a.predict, test_file, model, path("pred.txt")])
             t.check(rc == 0, f"{what}: sparsemc-predict reads the model", err.strip()[:300])
+
+# --- --init: each partition warm-started from sparsemc-train's model is certified at once --------------
+for k in (0, 4):  # by classes (one-vs-rest + l1), by samples (fista)
+    fit, partition = fits[k]  # its serial model is certified at 1e-6 or 1e-9; the warm fits stop at 1e-3
+    rc, warm, err = run_json(mpi(2, *fit, "--init", path(f"serial{k}.txt"), "--json", "--tol", "1e-3", train_file,
+                                 path("warm.txt")))
+    what = f"--init, {partition}"
+    if t.check(rc == 0 and warm is not None, f"{what}: runs", err.strip()[:300]):
+        t.check(warm["status"] == "converged" and warm["epochs"] <= 2, f"{what}: certified at once",
+                f"{warm['status']} after {warm['epochs']} epochs")
+rc, _, err = run(mpi(2, "--loss", "ovr-squared-hinge", "--penalty", "l1", "--init", path("serial1.txt"), train_file,
+                     path("x.txt")))
+t.check(rc == 1 and "--init: the model has an intercept" in err and err.count("error:") == 1,
+        "--init of a model with an intercept, none asked: sparsemc-train's usage error", err.strip()[:300])
 
 # --- fbpd-epi (Algorithm 2) at the loss of the regularised fit, and --test -------------------------
 crammer_singer = ["--loss", "crammer-singer", "--penalty", "l1l2", "--lambda", "1e-3", "--mu", "1e-2"]
