@@ -419,14 +419,15 @@ DualityGap duality_gap_at_scores(const Loss& loss, const Penalty& penalty, const
   return out;
 }
 
-/// The gap at a dense W and intercept b (empty b = no intercept).
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
+/// The gap at a dense W and intercept b (empty b = no intercept); over a problem split by
+/// samples, `sums` completes the sums over the samples (duality_gap_at_scores).
+template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
   requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
 DualityGap duality_gap(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
                        ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b, bool fit_intercept,
-                       GapWorkspace<Scalar>& work) {
+                       GapWorkspace<Scalar>& work, const Sums& sums = {}) {
   compute_scores(problem, W, b, work.S);
-  return duality_gap_at_scores(loss, penalty, problem, work.S, penalty_value(penalty, W), fit_intercept, work);
+  return duality_gap_at_scores(loss, penalty, problem, work.S, penalty_value(penalty, W), fit_intercept, work, sums);
 }
 
 /// The gap at a LinearModel (row-sparse W, its intercept if any): what the tools and the tests

@@ -911,9 +911,7 @@ class FbpdEngine {
       });
     } else {
       return gap_spent_.timed([&] {
-        compute_scores(problem_, W_out(), b_out(), work_.S);
-        return duality_gap_at_scores(loss_, penalty_, problem_, work_.S, penalty_value(penalty_, W_out()), intercept_,
-                                     work_, sample_sums_);
+        return sparsemc::duality_gap(loss_, penalty_, problem_, W_out(), b_out(), intercept_, work_, sample_sums_);
       });
     }
   }
