@@ -166,15 +166,6 @@ Options solver_options(const FitSettings& s) {
   return options;
 }
 
-/// The penalty with the settings' λ and μ.
-template <class Penalty>
-Penalty penalty_of(const FitSettings& s) {
-  Penalty penalty{};
-  penalty.lambda = s.lambda;
-  penalty.mu = s.mu;
-  return penalty;
-}
-
 /// The class partition: every rank parses its share of the file and then holds every sample;
 /// each fits the one-vs-rest problems of its classes with the registered solver. `labels`
 /// receives the training data's label table.
@@ -268,20 +259,21 @@ Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const 
   const FitSettings& s = args.fit;
   if (solver_name == "gls") {
     dispatch(TypeList<Logistic, LeastSquares>{}, TypeList<NoPenalty>{}, s.loss, s.penalty, [&]<class Loss, class>() {
-      fit(GLS<Loss>(Loss{}, penalty_of<NoPenalty>(s), solver_options<GLSOptions>(s)));
+      fit(GLS<Loss>(Loss{}, detail::penalty_from<NoPenalty>(s), solver_options<GLSOptions>(s)));
     });
   } else if (solver_name == "fbpd") {
     dispatch(TypeList<CrammerSinger>{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
-      fit(FBPD<Loss, Penalty>(Loss{}, penalty_of<Penalty>(s), solver_options<FbpdOptions>(s)));
+      fit(FBPD<Loss, Penalty>(Loss{}, detail::penalty_from<Penalty>(s), solver_options<FbpdOptions>(s)));
     });
   } else if (solver_name == "fbpd-epi") {
     dispatch(TypeList<CrammerSinger>{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
-      fit(FBPD<Loss, Penalty, Constrained>(Loss{}, penalty_of<Penalty>(s), solver_options<FbpdOptions>(s)));
+      fit(FBPD<Loss, Penalty, Constrained>(Loss{}, detail::penalty_from<Penalty>(s), solver_options<FbpdOptions>(s)));
     });
   } else {
     dispatch(AllLosses{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
       if constexpr (SmoothLoss<Loss, Scalar>)
-        fit(ProxGradient<Loss, Penalty>(Loss{}, penalty_of<Penalty>(s), solver_options<ProxGradientOptions>(s)));
+        fit(ProxGradient<Loss, Penalty>(Loss{}, detail::penalty_from<Penalty>(s),
+                                        solver_options<ProxGradientOptions>(s)));
     });
   }
   result->model = detail::relabel(result->model, part.encoder().labels());

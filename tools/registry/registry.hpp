@@ -378,6 +378,15 @@ LinearModel<Scalar> relabel(const LinearModel<Scalar>& model, const std::vector<
   return out;
 }
 
+/// The penalty of the settings: their λ and μ.
+template <class Penalty>
+Penalty penalty_from(const FitSettings& s) {
+  Penalty penalty{};
+  penalty.lambda = s.lambda;
+  penalty.mu = s.mu;
+  return penalty;
+}
+
 /// The fit every family uses: build the solver from (loss, penalty, options), take the problem in
 /// the family's layout, fit (warm-started when `initial` is given), stamp the registered name.
 template <class Family, class Loss, class Penalty>
@@ -387,10 +396,7 @@ typename Family::template Solver<Loss, Penalty> make_solver(const FitSettings& s
   apply_common(options, s);
   if constexpr (requires { Family::configure(options, s); }) Family::configure(options, s);
   options.validate();
-  Penalty penalty{};
-  penalty.lambda = s.lambda;
-  penalty.mu = s.mu;
-  return Solver(Loss{}, penalty, options);
+  return Solver(Loss{}, penalty_from<Penalty>(s), options);
 }
 
 /// The data's labels on the model (solvers return class indices) and the registered name.
