@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -101,10 +102,10 @@ template <RealScalar Scalar>
   }
   typename LinearModel<Scalar>::Vector b;
   if (model.has_intercept()) b = model.intercept().segment(share.first, share.size);
-  const std::vector<Label>& labels = model.labels();
+  const auto first_label = model.labels().begin() + share.first;
   return LinearModel<Scalar>(model.n_features(), std::move(support), std::move(row_start), std::move(classes),
                              std::move(weights), std::move(b),
-                             std::vector<Label>(labels.begin() + share.first, labels.begin() + share.first + share.size));
+                             std::vector<Label>(first_label, first_label + share.size));
 }
 
 namespace detail {
@@ -217,13 +218,19 @@ template <RealScalar Scalar, StorageIndex Index, class Fit>
   mine.objective = mine.duality_gap = 0.0;
   ModelProvenance provenance;
   collectively(comm, [&] {
+    // The warm start of this rank's classes, cut from the whole once; a batch takes its columns of it.
+    std::optional<LinearModel<Scalar>> share_start, batch_start;
+    if (initial != nullptr && share.size > 0) share_start = restrict_model_to_classes(*initial, share);
     for (ClassIndex first = share.first; first < share.first + share.size; first += batch) {
       const ClassShare fitted{first, std::min<ClassIndex>(batch, share.first + share.size - first)};
       const Result<Scalar> part = [&] {
         if constexpr (takes_start) {
-          if (initial == nullptr) return fit(restrict_to_classes(data, fitted), nullptr);
-          const LinearModel<Scalar> start = restrict_model_to_classes(*initial, fitted);
-          return fit(restrict_to_classes(data, fitted), &start);
+          const LinearModel<Scalar>* start = nullptr;
+          if (share_start)
+            start = fitted.size == share.size ? &*share_start
+                                              : &batch_start.emplace(restrict_model_to_classes(
+                                                    *share_start, {first - share.first, fitted.size}));
+          return fit(restrict_to_classes(data, fitted), start);
         } else {
           return fit(restrict_to_classes(data, fitted));
         }
