@@ -121,13 +121,12 @@ struct FcbcfwOptions {
   /// §4.4: after an epoch whose searches read over twice as many entries as the rest of the
   /// iterations, double labels_per_search (work is counted, so this stays reproducible).
   bool adapt_labels = true;
-  /// Fully corrective sweeps after each searching pass: up to this many passes that re-solve
-  /// (21)–(22) on the active sets only, without searching (each costs Σ_i nnz(x_i)·|𝒜_i|
-  /// and the sweeps stop once their work reaches half that of the searching pass or a sweep's
-  /// change of α falls below a tenth of the first one's); 0 = Algorithm 1 alone; −1 =
-  /// automatic: 10 while V holds at most 2^16 (class, feature) pairs (cache-resident, where
-  /// a sweep's random reads are cheap: a 2–3× speed-up on dna and letter), 0 beyond (on
-  /// sector the sweeps' reads miss the cache and cost more than they save).
+  /// Fully corrective sweeps after each searching pass: at most this many passes that re-solve
+  /// (21)–(22) on the active sets only, without searching (each costs Σ_i nnz(x_i)·|𝒜_i|);
+  /// they stop once a sweep guarantees less decrease of the dual per entry of V read or written
+  /// than the searching pass did. 0 = Algorithm 1 alone; −1 = automatic: 20 with the exact
+  /// search or while V holds at most 2^16 (class, feature) pairs, 0 with the bi-stochastic
+  /// search on a larger V (there the search, not the solves on 𝒜_i, is what lags).
   int active_sweeps = -1;
   /// Layout of V and W: sparse rows (the paper's), dense d×K arrays, or by size (see
   /// FcbcfwStorage); dense needs the exact search.
