@@ -9,7 +9,7 @@
 //   bench_fcbcfw fit TRAIN [--C c] [--lambda-pd l] [--tol t] [--max-epochs m]
 //                [--search exact|bi|auto] [--target F] [--heldout FILE] [--test FILE]
 //                [--labels L] [--sweeps S]  (labels_per_search, active_sweeps)
-//                [--storage hashed|dense|auto]
+//                [--storage hashed|dense|auto] [--no-arc]  (storage, arc_search off)
 //                [--float]                           fit, print one line of key=value
 //   bench_fcbcfw objective DATA MODEL C               F of (1) (λ = 0, μ = 1/(Cn)) of a
 //                                                     LIBLINEAR model, and its nonzeros
@@ -191,6 +191,7 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
                                   : (search == "bi" ? FcbcfwSearch::bi_stochastic : FcbcfwSearch::automatic),
       .labels_per_search = std::stoi(get("--labels", "1")),
       .active_sweeps = std::stoi(get("--sweeps", "-1")),
+      .arc_search = args.count("--no-arc") == 0,
       .storage = storage == "dense" ? FcbcfwStorage::dense
                                     : (storage == "hashed" ? FcbcfwStorage::hashed : FcbcfwStorage::automatic)};
   const FCBCFW<CrammerSinger, L1> solver({}, {.lambda = lambda, .mu = mu}, options);
@@ -301,7 +302,7 @@ int main(int argc, char** argv) {
     std::map<std::string, std::string> args;
     for (int a = 3; a < argc; ++a) {
       const std::string key = argv[a];
-      if (key == "--float" || key == "--verbose") args[key] = "1";
+      if (key == "--float" || key == "--verbose" || key == "--no-arc") args[key] = "1";
       else if (a + 1 < argc) args[key] = argv[++a];
     }
     return args.count("--float") ? fit<float>(args, argv[2]) : fit<double>(args, argv[2]);

@@ -654,6 +654,26 @@ TEST_CASE("fcbcfw: the bi-stochastic search converges to the same optimum", "[fc
   }
 }
 
+TEST_CASE("fcbcfw: steps along the projection arc reach the same optimum as (21)'s", "[fcbcfw]") {
+  const double lambda = 0.002, mu = 0.01;  // W sparse: the arc's curvatures fall below Q_i
+  for (const int labels : {1, 2}) {        // the simplex and the bi-simplex (22)
+    const auto data = generate<double>(200, 80, 12, 10, labels, 37);
+    const auto problem = data.problem<Eigen::RowMajor>();
+    for (const auto search : {FcbcfwSearch::exact, FcbcfwSearch::bi_stochastic}) {
+      const auto plain = Solver({}, {.lambda = lambda, .mu = mu},
+                                {.tol = 1e-7, .max_epochs = 50000, .search = search, .arc_search = false})
+                             .solve(problem);
+      const auto arc = Solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-7, .max_epochs = 50000, .search = search})
+                           .solve(problem);
+      REQUIRE(plain.info.status == Status::converged);
+      REQUIRE(arc.info.status == Status::converged);
+      check_solution(instance(data, lambda, mu), arc, 1e-7, 1e-9);
+      // Both gaps are ≤ 1e-7·F: the objectives agree within their sum.
+      CHECK(std::abs(arc.info.objective - plain.info.objective) <= 2e-7 * plain.info.objective);
+    }
+  }
+}
+
 TEST_CASE("fcbcfw: active-set sweeps reach the same optimum as Algorithm 1 alone", "[fcbcfw]") {
   const auto data = generate<double>(200, 80, 12, 10, 1, 31);
   const auto problem = data.problem<Eigen::RowMajor>();

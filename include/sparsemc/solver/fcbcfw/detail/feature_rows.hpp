@@ -161,6 +161,13 @@ class FeatureRows {
     __builtin_prefetch(lists_[j * n_parts_ + q].data());
   }
 
+  /// v_jk, in double (0 if it was never touched).
+  [[nodiscard]] double value(std::size_t j, ClassIndex k) const noexcept {
+    if (dense_) return dense_v_[j * n_classes_ + static_cast<std::size_t>(k)];
+    const Slot* slot = find(tables_[j], k);
+    return slot == nullptr ? 0.0 : slot->v;
+  }
+
   /// w_jk = prox(v_jk), in double (0 if v_jk was never touched).
   [[nodiscard]] double weight(std::size_t j, ClassIndex k) const noexcept {
     if (dense_) {
