@@ -560,15 +560,15 @@ class Engine {
     return v > tau_ ? v - tau_ : (v < -tau_ ? v + tau_ : 0.0);
   }
 
-  /// Whether step 4 of a sweep searches the projection arc (a searching pass keeps (21)'s step:
-  /// its scores come from the search, and gathering the entries of V would cost a random read
-  /// each; on sector, λ' = 0.01, 1.37× the time against 1.03× in the sweeps only): λ > 0 (with
-  /// λ = 0, G is quadratic on a block
-  /// with curvature exactly Q_i, and (21) is its minimiser), not in the §4.3 refit, and while
-  /// the last certificate is above arc_until_gap. Below it Algorithm 1's steps take over: the
-  /// arc's long steps drive G to its rounding floor, where W(α) — accurate only to the square
-  /// root of G's error, ½‖W − W*‖² ≤ G − G* — moves by up to ~1e-7 with no visible change of G
-  /// (on dna, λ' = 0.1, the gap stalled near 1e-7 where (21)'s steps certify 1e-9).
+  /// Whether step 4 of a sweep searches the projection arc: λ > 0 (with λ = 0, G is quadratic
+  /// on a block with curvature exactly Q_i, and (21) is its minimiser), not in the §4.3 refit,
+  /// and while the last certificate is above arc_until_gap. (A searching pass keeps (21)'s
+  /// step: its scores come from the search, and gathering the entries of V would cost a random
+  /// read each; on sector, λ' = 0.01, 1.37× the time against 1.03× in the sweeps only.)
+  /// Below arc_until_gap Algorithm 1's steps take over: the arc's long steps drive G to its
+  /// rounding floor, where W(α) — accurate only to the square root of G's error, ½‖W − W*‖² ≤
+  /// G − G* — moves by up to ~1e-7 with no visible change of G (on dna, λ' = 0.1, the gap
+  /// stalled near 1e-7 where (21)'s steps certify 1e-9).
   [[nodiscard]] bool searches_arc() const noexcept {
     return s_.arc_search && tau_ > 0.0 && !refitting_ && !(checks_.gap <= arc_until_gap);
   }
@@ -586,7 +586,7 @@ class Engine {
     auto& A = b.active;
     const std::size_t m = A.size(), nnz = b.row.size();
     x_.resize(nnz);
-    delta_.resize(nnz);
+    clamp_change_.resize(nnz);
     for (std::size_t p = 0; p < nnz; ++p) x_[p] = static_cast<double>(b.row.values[p]);
     best_alpha_.resize(m);
     double best = std::numeric_limits<double>::infinity(), Q = b.curvature;
@@ -619,7 +619,7 @@ class Engine {
     const auto& A = b.active;
     const std::size_t m = A.size(), n_pos = b.positives.size(), nnz = b.row.size();
     const Eigen::Map<const Eigen::ArrayXd> x(x_.data(), static_cast<Eigen::Index>(nnz));
-    Eigen::Map<Eigen::ArrayXd> clamp_change(delta_.data(), static_cast<Eigen::Index>(nnz));
+    Eigen::Map<Eigen::ArrayXd> clamp_change(clamp_change_.data(), static_cast<Eigen::Index>(nnz));
     const auto clamp = [&](const auto& u) { return u.cwiseMax(-tau_).cwiseMin(tau_); };
     double change = 0.0;
     for (std::size_t r = 0; r < m; ++r) {
@@ -827,7 +827,7 @@ class Engine {
   std::vector<double> score_, old_, target_, scratch_, cumulative_;
   std::vector<double> values_;  ///< the step along the arc: v_jk of x_i × 𝒜_i, class-major
   std::vector<double> best_alpha_;
-  std::vector<double> x_, delta_;  ///< x_i in double; one class's δ_jk in a trial (block_change)
+  std::vector<double> x_, clamp_change_;  ///< x_i in double; one class's c_jk in a trial (block_change)
 };
 
 }  // namespace sparsemc::detail::fcbcfw
