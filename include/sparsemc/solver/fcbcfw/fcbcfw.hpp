@@ -128,7 +128,7 @@ struct FcbcfwOptions {
   /// search or while V holds at most 2^16 (class, feature) pairs, 0 with the bi-stochastic
   /// search on a larger V (there the search, not the solves on 𝒜_i, is what lags).
   int active_sweeps = -1;
-  /// With λ > 0, the sweeps' step 3 also tries the curvatures Q_i/4, Q_i/16, … of the
+  /// With λ > 0, the sweeps' step 4 also tries the curvatures Q_i/4, Q_i/16, … of the
   /// projection arc and keeps the point of lowest G (exact on the block; never worse than
   /// (21)'s step), until the certificate is within 1e-6. Same optimum; 0.7× the time on
   /// bibtex (multilabel, λ' = 1), 0.18× on a generated K = 1000 problem (docs/fcbcfw.md).

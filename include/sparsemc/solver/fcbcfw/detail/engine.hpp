@@ -51,7 +51,7 @@ struct Settings {
   bool adapt_labels = true;     ///< §4.4: double it while the search outweighs the rest 2:1
   int active_sweeps = 0;        ///< at most this many sweeps over the active sets per epoch; −1 = automatic
   bool dense_rows = false;      ///< V and W as D×K arrays (exact search only; see feature_rows.hpp)
-  bool arc_search = true;       ///< step 4 along the projection arc when λ > 0 (step_along_arc)
+  bool arc_search = true;       ///< step 4 of the sweeps along the projection arc when λ > 0 (step_along_arc)
 };
 
 /// One dual variable α_ik of a sample's active set 𝒜_i.
@@ -475,22 +475,19 @@ class Engine {
 
   /// The block gradient (17) on 𝒜_i into score_: ∇_k = z_k + [k ∉ P_i], z_k = ⟨w_k, x_i⟩
   /// exactly (score_ holds z; the [k ∉ P_i] enters the projection). `exact_scores`: the
-  /// search's scores are exact and are read back; otherwise x_i meets the rows of W. `arc`:
-  /// the entries v_jk of x_i × 𝒜_i are gathered into values_ too (step_along_arc reads them).
+  /// search's scores are exact and are read back; otherwise x_i meets the rows of W. `arc`
+  /// (a sweep's visit, so never with `exact_scores`): the entries v_jk of x_i × 𝒜_i are
+  /// gathered into values_ too (step_along_arc reads them).
   void block_gradient(const Block& b, bool exact_scores, bool arc) {
     const auto& A = b.active;
     const auto& row = b.row;
     const std::size_t m = A.size(), nnz = row.size();
-    if (arc) values_.resize(m * nnz);
     if (exact_scores) {
       score_.resize(m);
       for (std::size_t r = 0; r < m; ++r) score_[r] = scores_.score(A[r].cls);
-      if (!arc) return;
-      for (std::size_t p = 0; p < nnz; ++p)
-        for (std::size_t r = 0; r < m; ++r) values_[r * nnz + p] = rows_.value(static_cast<std::size_t>(row.indices[p]), A[r].cls);
-      visit_work_ += nnz * m;
       return;
     }
+    if (arc) values_.resize(m * nnz);
     score_.assign(m, 0.0);
     for (std::size_t p = 0; p < nnz; ++p) {
       if (p + prefetch_table_distance < nnz)
