@@ -543,6 +543,7 @@ int main(int argc, char** argv) {
     args.fit.heldout = !args.heldout_file.empty();
     // --C sets lambda (or mu) once the data's n is known; it is > 0, and so is what auto and the
     // checks below see until then.
+    settle_no_penalty(args, shared);
     if (args.C) set_from_C(args, 1);
     const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
     args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
@@ -582,8 +583,6 @@ int main(int argc, char** argv) {
         throw UsageError("--bias: --solver " + spec.name + " writes a staged model, which records no bias feature; "
                          "use --intercept");
     }
-    if (args.C && args.fit.penalty == sparsemc::NoPenalty::name && shared.mu->count() > 0)
-      throw UsageError("--C: with --penalty none, C sets mu; drop --mu");
     if (!args.init_file.empty()) {
       if (!args.path.empty()) throw UsageError("--init: a --path starts at lambda_max from W = 0; drop --init");
       if (!args.heldout_file.empty()) throw UsageError("--init: cannot be combined with --heldout");
@@ -593,6 +592,9 @@ int main(int argc, char** argv) {
     const std::optional<PathSpec> path = parse_path(args.path);
     if (path && args.fit.penalty == sparsemc::NoPenalty::name)
       throw UsageError("--path: --penalty none has no lambda to vary; choose --penalty " +
+                       join(names_of(AllPenalties{})));
+    if (!args.lambda_grid.empty() && args.fit.penalty == sparsemc::NoPenalty::name)
+      throw UsageError("--lambda-grid: --penalty none has no lambda to choose; choose --penalty " +
                        join(names_of(AllPenalties{})));
     if (path && args.fit.loss == sparsemc::CrammerSinger::name && args.fit.fit_intercept)
       throw UsageError("--path: with --loss crammer-singer the path starts where W = 0 is optimal without an "

@@ -382,13 +382,12 @@ int main(int argc, char** argv) {
   add_version_flag(app, "sparsemc-train-mpi");
 
   return run_tool("sparsemc-train-mpi", app, argc, argv, [&] {
+    settle_no_penalty(args, shared);
     if (args.C) set_from_C(args, 1);
     const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
     const Partition partition = choose_partition(args);
     if (spec.writes_staged(args.fit))
       throw UsageError("--solver " + spec.name + " writes a staged model; sparsemc-train-mpi fits linear models only");
-    if (args.C && args.fit.penalty == sparsemc::NoPenalty::name && shared.mu->count() > 0)
-      throw UsageError("--C: with --penalty none, C sets mu; drop --mu");
     if (args.model_file == "-" && args.json)
       throw UsageError("--json: MODEL '-' writes the model to stdout, where the JSON report would go too; give MODEL "
                        "a file name");

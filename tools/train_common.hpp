@@ -149,6 +149,17 @@ inline FitOptions add_fit_options(CLI::App& app, FitArgs& args, const std::strin
   return {lambda, mu, C, verbose};
 }
 
+/// With --penalty none, (1) has no lambda R term: a --lambda other than 0 would be ignored, so it
+/// is refused, as is --C beside --mu (C sets mu), and lambda is 0 in what is reported and recorded.
+inline void settle_no_penalty(FitArgs& args, const FitOptions& shared) {
+  if (args.fit.penalty != sparsemc::NoPenalty::name) return;
+  if (shared.lambda->count() > 0 && args.fit.lambda != 0.0)
+    throw UsageError("--lambda: --penalty none has no lambda term (the ridge weight is --mu); drop --lambda or "
+                     "choose --penalty " + join(names_of(AllPenalties{})));
+  if (args.C && shared.mu->count() > 0) throw UsageError("--C: with --penalty none, C sets mu; drop --mu");
+  args.fit.lambda = 0.0;
+}
+
 /// --C: LIBLINEAR's C weighs the summed loss against the penalty (docs/math.md's peer table), so
 /// dividing its objective by nC gives (1) with 1/(nC) on the penalty that is there: lambda, or
 /// mu with --penalty none.

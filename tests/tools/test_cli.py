@@ -132,6 +132,14 @@ expect([a.train, "--path", "0", train_file, model], 1, [r"--path"])
 expect([a.train, "--path", "5:2", train_file, model], 1, [r"--path", r"RATIO"])
 expect([a.train, "--path", "3", "--lambda", "0.1", train_file, model], 1, [r"--path|--lambda"])
 expect([a.train, "--path", "3", "--penalty", "none", train_file, model], 1, [r"--path", r"none"])
+# --penalty none has no lambda term: a lambda other than 0 is refused, not ignored; 0 is reported.
+expect([a.train, "--penalty", "none", "--lambda", "0.5", "--mu", "0.01", train_file, model], 1,
+       [r"--lambda", r"none", r"--mu"], "--lambda with --penalty none")
+expect([a.train, "--penalty", "none", "--C", "1", "--mu", "0.01", train_file, model], 1, [r"--C", r"--mu"])
+expect([a.train, "--penalty", "none", "--lambda-grid", "0.1,0.01", "--cv", "2", "--mu", "0.01", train_file, model],
+       1, [r"--lambda-grid", r"none"])
+rc, obj, err = run_json([a.train, "--json", "--max-epochs", "1", "--penalty", "none", "--mu", "0.01", train_file, model])
+t.check(rc == 0 and obj and obj["lambda"] == 0, "--penalty none reports lambda 0", f"exit {rc}: {obj}")
 expect([a.train, train_file], 1, [r"MODEL"], "missing MODEL")
 expect([a.train, train_file, model, "extra"], 1, [r"extra"], "extra positional")
 expect([a.predict, "--top-k", "0", test_file, model], 1, [r"--top-k"])
