@@ -193,12 +193,6 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
   if (args.C) set_from_C(args, data.n_samples());
   args.fit.multilabel = data.multilabel();
   args.fit.n_samples = data.n_samples();
-  args.fit.n_features = data.n_features();
-  // auto chose before the data was read; the data (multilabel, its shape) and --C's exact lambda
-  // or mu may call for another solver, with its own default tol.
-  const SolverSpec& spec = args.solver == "auto" ? Registry::resolve("auto", args.fit) : resolved;
-  if (&spec != &resolved)
-    args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
   const std::int64_t data_features = data.n_features();
   if (data.multilabel() && !loss_supports_multilabel(args.fit.loss))
     throw UsageError("--loss " + args.fit.loss + " does not support multilabel data (" + args.train_file +
@@ -229,13 +223,23 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
   if (args.cv > data.n_samples())
     throw UsageError("--cv: " + std::to_string(args.cv) + " folds for the " + std::to_string(data.n_samples()) +
                      " samples of " + args.train_file + "; K must be at most the number of samples");
-  if (spec.writes_staged(args.fit)) return train_staged(args, spec, data, test, progress);
+  // auto picks no staged solver: `resolved` is the solver's family here.
+  if (resolved.writes_staged(args.fit)) {
+    args.fit.n_features = data.n_features();
+    return train_staged(args, resolved, data, test, progress);
+  }
 
   // The solvers see only the features that occur (hashed data: a few of 2^31 possible indices),
   // so their memory follows the used features; expand() gives each model its indices back.
   const FeatureMap features = data.compact_features();
   if (heldout) heldout->apply_feature_map(features);
   if (initial) initial = restrict_features(*initial, features);
+  // auto chose before the data was read; the data (multilabel, the shape the solvers see) and
+  // --C's exact lambda or mu may call for another solver, with its own default tol.
+  args.fit.n_features = data.n_features();
+  const SolverSpec& spec = args.solver == "auto" ? Registry::resolve("auto", args.fit) : resolved;
+  if (&spec != &resolved)
+    args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
 
   const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
   ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};

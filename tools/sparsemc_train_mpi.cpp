@@ -181,10 +181,7 @@ Result<Scalar> fit_classes(const mpi::Communicator& world, MpiArgs& args, const 
   if (args.C) set_from_C(args, data.n_samples());
   args.fit.multilabel = data.multilabel();
   args.fit.n_samples = data.n_samples();
-  args.fit.n_features = data.n_features();
   labels = data.encoder();
-  const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
-  args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
   if (args.bias >= 0) data = append_bias(data, args.bias);
   std::optional<LinearModel<Scalar>> initial;
   input_step(world, [&] {
@@ -198,6 +195,10 @@ Result<Scalar> fit_classes(const mpi::Communicator& world, MpiArgs& args, const 
   // The solvers see only the features that occur, as in sparsemc-train.
   const FeatureMap features = data.compact_features();
   if (initial) initial = restrict_features(*initial, features);
+  // auto sees the shape the solvers see (hashed data: the features used).
+  args.fit.n_features = data.n_features();
+  const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
+  args.tol = args.fit.tol.value_or(spec.default_tol.value_or(std::numeric_limits<double>::quiet_NaN()));
   const FitFunction<Scalar> fit = spec.fit<Scalar>(args.fit.loss, args.fit.penalty);
   ToolCallback callback{[&progress](const EpochReport& r) { return progress.epoch(r); }};
   Result<Scalar> result = on_every_rank(StepKind::compute, [&] {
