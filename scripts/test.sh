@@ -118,6 +118,7 @@ fi
 if [ -x build/release/bench/parse_file ]; then
   bench/threads_compare.py --smoke --build build/release >/dev/null
 fi
+bench/auto_shape.py --smoke --build build/release >/dev/null
 if [ -x build/release/tools/sparsemc-train-mpi ]; then
   bench/mpi_compare.py --smoke --build build/release >/dev/null
 fi

@@ -161,23 +161,34 @@ def auto_choice(*flags):
 
 
 # Issue 4: bcd-ls for the smooth losses once registered (fista before); a specialised family may
-# claim a loss of its own with a higher priority (scd-ls: ovr-squared-hinge).
+# claim a loss of its own with a higher priority (scd-ls: ovr-squared-hinge), and fista takes the
+# coupled losses on tall data (dna: 2000 samples, 180 features; docs/bcd.md, "auto on tall data").
 smooth_default = "bcd-ls" if "bcd-ls" in registered else "fista"
-for loss, others in [("squared-hinge", set()), ("logistic", set()), ("ovr-squared-hinge", {"scd-ls"}),
+for loss, others in [("squared-hinge", {"fista"}), ("logistic", {"fista"}), ("ovr-squared-hinge", {"scd-ls"}),
                      ("least-squares", {"gls"})]:
     got = auto_choice("--loss", loss)
     allowed = {smooth_default} | (others & registered)
     t.check(got in allowed, f"auto picks one of {sorted(allowed)} for {loss}", got)
+wide = os.path.join(a.work, "wide.svm")
+with open(wide, "w") as f:
+    f.write("".join(f"{1 + i % 3} {1 + 7 * i}:1 {2 + 7 * i}:0.5\n" for i in range(30)))
+
+
+def auto_on(data_file, loss, *flags):
+    rc, obj, err = run_json([a.train, "--json", "--max-epochs", "1", "--loss", loss, *flags, data_file, model])
+    return obj.get("solver") if rc == 0 and obj else f"exit {rc}: {err.strip()[:200]}"
+
+
+if "bcd-ls" in registered:
+    # The coupled losses: fista on tall data, bcd-ls on wide data.
+    for loss in ("squared-hinge", "logistic"):
+        for data_file, expected in ((train_file, "fista"), (wide, "bcd-ls")):
+            got = auto_on(data_file, loss, "--penalty", "l1l2")
+            t.check(got == expected, f"auto picks {expected} for {loss} on {os.path.basename(data_file)}", got)
 if {"bcd-ls", "scd-ls"} <= registered:
-    # The one-vs-rest problem: scd-ls on tall data (dna: 2000 samples, 180 features), bcd-ls on
-    # wide data (docs/scd.md, "auto's choice").
-    wide = os.path.join(a.work, "wide.svm")
-    with open(wide, "w") as f:
-        f.write("".join(f"{1 + i % 3} {1 + 7 * i}:1 {2 + 7 * i}:0.5\n" for i in range(30)))
+    # The one-vs-rest problem: scd-ls on tall data, bcd-ls on wide data (docs/scd.md, "auto's choice").
     for data_file, expected in ((train_file, "scd-ls"), (wide, "bcd-ls")):
-        rc, obj, err = run_json([a.train, "--json", "--max-epochs", "1", "--loss", "ovr-squared-hinge",
-                                 "--penalty", "l1", data_file, model])
-        got = obj.get("solver") if rc == 0 and obj else f"exit {rc}: {err.strip()[:200]}"
+        got = auto_on(data_file, "ovr-squared-hinge", "--penalty", "l1")
         t.check(got == expected, f"auto picks {expected} for ovr-squared-hinge on {os.path.basename(data_file)}", got)
 # Every loss x penalty x mu = 0 / mu > 0: auto picks a solver of (1) that accepts the pair (the
 # table of --list-solvers, read independently of auto), or refuses naming what is registered.
