@@ -150,6 +150,12 @@ int evaluate(EvalArgs& args) {
     if constexpr (ConjugateLoss<Loss, double>) {
       GapWorkspace<double> work;
       work.team = resolve_threads(args.threads);
+      // On CSR data XᵀD̃ scatters on one thread; with more, it gathers from X's columns (the
+      // data's CSC copy, made once), in the same order: the same gap.
+      if (work.team > 1)
+        work.transposed_product = [&data, team = work.team](ClassMatrixRef<double> D, ClassMatrix<double>& G) {
+          weight_gradient(data.problem<Eigen::ColMajor>(), D, G, team);
+        };
       certificate = duality_gap(Loss{}, penalty, problem, compact, work);
     }
   });

@@ -54,6 +54,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <utility>
@@ -131,6 +132,9 @@ struct GapWorkspace {
   Eigen::VectorXd sample_scale;                    ///< φ_i of (G3) (n)
   /// Threads of the products XᵀD̃ (objective.hpp's weight_gradient); a solver sets its own.
   int team = 1;
+  /// G = XᵀD̃ by the solver's own product (FISTA keeps X in the other storage order too, so
+  /// that CSR data gathers on its threads instead of scattering on one); empty: weight_gradient.
+  std::function<void(ClassMatrixRef<Scalar>, ClassMatrix<Scalar>&)> transposed_product;
 
   /// Sizes every buffer for n samples, d features and K classes (what a solver does once in its
   /// setup, so that its epochs stay allocation-free); S only when the caller has no scores.
@@ -246,7 +250,8 @@ void dual_gradient(const Problem<Scalar, Index, Order>& problem, const ClassMatr
   const double inv_n = 1.0 / problem.normaliser();
   work.weighted.resize(n, A.cols());
   for (Index i = 0; i < n; ++i) work.weighted.row(i) = (static_cast<Scalar>(inv_n) * problem.weight(i)) * A.row(i);
-  weight_gradient(problem, work.weighted, work.G, work.team);
+  if (work.transposed_product) work.transposed_product(work.weighted, work.G);
+  else weight_gradient(problem, work.weighted, work.G, work.team);
   sums(std::span<Scalar>(work.G.data(), static_cast<std::size_t>(work.G.size())));
 }
 

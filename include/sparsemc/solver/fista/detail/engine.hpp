@@ -76,15 +76,22 @@ class FistaEngine {
         bias_(initial != nullptr ? initial->provenance().bias : -1.0),
         warm_(initial != nullptr),
         schedule_(options.tol) {
-    // The certificate's work space is sized here, so iterations stay allocation-free.
+    // The certificate's work space is sized here, so iterations stay allocation-free; its XᵀD̃
+    // is the iterations' product (on CSR data it gathers on every thread, in the serial order).
     work_.reserve(problem.n_samples(), problem.n_features(), K_, /*with_scores=*/false);
     work_.team = team_;
+    work_.transposed_product = [this](ClassMatrixRef<Scalar> D, ClassMatrix<Scalar>& G) {
+      products_.weight_gradient(D, G);
+    };
     set_initial_step();
     measure_reference();
     if (initial != nullptr) load_warm_start(*initial);
     F_ = f_Y_ + penalty_value(penalty_, st_.W);
     nnz_rows_ = nonzero_rows(st_.W);
   }
+  // work_'s product is bound to this engine's products_.
+  FistaEngine(const FistaEngine&) = delete;
+  FistaEngine& operator=(const FistaEngine&) = delete;
 
   /// Y₁ = W₀, t₁ = 1 (Beck–Teboulle's Step 0; the gradient at W₀ is already in the state), after
   /// the certificate of W₀ when it may already be optimal: a warm start, or a zero gradient
