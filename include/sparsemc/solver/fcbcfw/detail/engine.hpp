@@ -497,7 +497,7 @@ class Engine {
       const auto j = static_cast<std::size_t>(row.indices[p]);
       const auto x = static_cast<double>(row.values[p]);
       if (arc) {
-        for (std::size_t r = 0; r < m; ++r) score_[r] += x * soft_threshold(values_[r * nnz + p] = rows_.value(j, A[r].cls));
+        for (std::size_t r = 0; r < m; ++r) score_[r] += x * rows_.soft_threshold(values_[r * nnz + p] = rows_.value(j, A[r].cls));
       } else {
         for (std::size_t r = 0; r < m; ++r) score_[r] += x * rows_.weight(j, A[r].cls);
       }
@@ -550,11 +550,6 @@ class Engine {
       model_change += (score_[r] + (r < n_pos ? 0.0 : 1.0) + 0.5 * Q * step) * step;
     }
     return -model_change;
-  }
-
-  /// S_τ(v) of (15).
-  [[nodiscard]] double soft_threshold(double v) const noexcept {
-    return v > tau_ ? v - tau_ : (v < -tau_ ? v + tau_ : 0.0);
   }
 
   /// Whether step 4 of a sweep searches the projection arc: λ > 0 (with λ = 0, G is quadratic

@@ -161,6 +161,11 @@ class FeatureRows {
     __builtin_prefetch(lists_[j * n_parts_ + q].data());
   }
 
+  /// S_τ(v) of (15) with the rows' threshold τ.
+  [[nodiscard]] double soft_threshold(double v) const noexcept {
+    return v > threshold_ ? v - threshold_ : (v < -threshold_ ? v + threshold_ : 0.0);
+  }
+
   /// v_jk, in double (0 if it was never touched).
   [[nodiscard]] double value(std::size_t j, ClassIndex k) const noexcept {
     if (dense_) return dense_v_[j * n_classes_ + static_cast<std::size_t>(k)];
@@ -259,9 +264,6 @@ class FeatureRows {
     std::uint32_t used = 0;
   };
 
-  [[nodiscard]] double soft_threshold(double v) const noexcept {
-    return v > threshold_ ? v - threshold_ : (v < -threshold_ ? v + threshold_ : 0.0);
-  }
   [[nodiscard]] double map(const Slot& s) const noexcept {
     return map_ == Map::soft_threshold ? soft_threshold(s.v) : (s.pos >= 0 ? s.v : 0.0);
   }
