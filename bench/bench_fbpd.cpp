@@ -142,7 +142,7 @@ void BM_Algorithm(benchmark::State& state) {
   double reached = 0.0;
   for (auto _ : state) {
     DistanceStop stop{&ref.W, kTarget};
-    const FbpdOptions options{.tol = 1e-14, .max_epochs = 2000000, .eta = ref.eta};
+    const FBPDOptions options{.tol = 1e-14, .max_epochs = 2000000, .eta = ref.eta};
     const auto r = algorithm == 1 ? FBPD<CrammerSinger, L1Linf>({}, penalty, options).fit(problem, stop)
                                   : FBPD<CrammerSinger, L1Linf, Constrained>({}, penalty, options).fit(problem, stop);
     epochs = r.info.epochs;
@@ -233,7 +233,7 @@ Cell best_over_grid(const Dataset<double>& train, const Dataset<double>& test, c
     Penalty penalty{};
     if (ridge_only) penalty.mu = value;
     else penalty.lambda = value;
-    FbpdOptions options{.tol = 1e-5, .max_epochs = 4000, .time_limit = 15, .fit_intercept = true};
+    FBPDOptions options{.tol = 1e-5, .max_epochs = 4000, .time_limit = 15, .fit_intercept = true};
     if (blocks) {
       options.feature_groups = feature_blocks(train.n_features(), 5);  // blocks of 5 genes
       options.groups_per_class = true;                                // the paper's ℓ1,p
@@ -401,7 +401,7 @@ int distance_trace(int argc, char** argv) {
     for (const std::string& steps : step_rules) {
       for (const int algorithm : {1, 2}) {
         DistanceTrace trace{&ref.W, kTarget, {}};
-        FbpdOptions options{.tol = 1e-14, .max_epochs = 10000000, .time_limit = time_limit, .eta = ref.eta};
+        FBPDOptions options{.tol = 1e-14, .max_epochs = 10000000, .time_limit = time_limit, .eta = ref.eta};
         options.adaptive_steps = steps == "adaptive";
         if (steps == "plain") {  // the paper's iteration: scalar steps τσ‖T‖² = 1, no restarts, ρ = 1
           options.preconditioning = false;

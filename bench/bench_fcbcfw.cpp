@@ -139,7 +139,7 @@ struct TimeToTarget {
 // Accuracy by label from a sparse W (the model's classes are the training table's; the test set's
 // may extend it): scores of the touched classes only, untouched classes score 0.
 template <class Scalar>
-double accuracy(const FcbcfwSolution<Scalar>& w, const LabelEncoder& train, const Dataset<Scalar>& test) {
+double accuracy(const FCBCFWSolution<Scalar>& w, const LabelEncoder& train, const Dataset<Scalar>& test) {
   std::vector<double> z(static_cast<std::size_t>(w.n_classes), 0.0);
   std::vector<char> touched(z.size(), 0);
   std::vector<ClassIndex> list;
@@ -187,13 +187,13 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
       .tol = std::stod(get("--tol", "1e-3")),
       .max_epochs = std::stoll(get("--max-epochs", "1000")),
       .verbose = args.count("--verbose") > 0,
-      .search = search == "exact" ? FcbcfwSearch::exact
-                                  : (search == "bi" ? FcbcfwSearch::bi_stochastic : FcbcfwSearch::automatic),
+      .search = search == "exact" ? FCBCFWSearch::exact
+                                  : (search == "bi" ? FCBCFWSearch::bi_stochastic : FCBCFWSearch::automatic),
       .labels_per_search = std::stoi(get("--labels", "1")),
       .active_sweeps = std::stoi(get("--sweeps", "-1")),
       .arc_search = args.count("--no-arc") == 0,
-      .storage = storage == "dense" ? FcbcfwStorage::dense
-                                    : (storage == "hashed" ? FcbcfwStorage::hashed : FcbcfwStorage::automatic)};
+      .storage = storage == "dense" ? FCBCFWStorage::dense
+                                    : (storage == "hashed" ? FCBCFWStorage::hashed : FCBCFWStorage::automatic)};
   const FCBCFW<CrammerSinger, L1> solver({}, {.lambda = lambda, .mu = mu}, options);
   std::optional<Dataset<Scalar>> heldout, test;
   const io::LibsvmOptions same{.n_features = train.n_features(), .labels = train.encoder(),
@@ -203,7 +203,7 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
   TimeToTarget to_target{std::stod(get("--target", "-inf")), 0.0};
   start = cpu_seconds();
   to_target.start = start;
-  FcbcfwSolution<Scalar> solution;
+  FCBCFWSolution<Scalar> solution;
   double heldout_accuracy = std::numeric_limits<double>::quiet_NaN();
   if (heldout) {  // PD-Sparse's -h/-e: the model of the best held-out epoch
     HeldoutEarlyStop<Scalar> early(heldout->csr(), heldout->labels().view(), 3);
@@ -280,7 +280,7 @@ int liblinear_objective(int argc, char** argv) {
 // with n = 20000, d = 50000, 40 nonzeros per row, K classes; λ' = 1, C = 1.
 void BM_fcbcfw_epoch(benchmark::State& state) {
   const auto K = static_cast<ClassIndex>(state.range(0));
-  const auto search = state.range(1) ? FcbcfwSearch::bi_stochastic : FcbcfwSearch::exact;
+  const auto search = state.range(1) ? FCBCFWSearch::bi_stochastic : FCBCFWSearch::exact;
   std::vector<ClassIndex> y;
   const auto X = generate(20000, 50000, K, 40, 1, 1, y);
   const auto labels = LabelSets::multiclass(y, K);
@@ -289,7 +289,7 @@ void BM_fcbcfw_epoch(benchmark::State& state) {
   const FCBCFW<CrammerSinger, L1> solver({}, {.lambda = 1.0 / n, .mu = 1.0 / n},
                                          {.max_epochs = 3, .search = search});
   for (auto _ : state) benchmark::DoNotOptimize(solver.solve(problem).info.objective);
-  state.SetLabel(search == FcbcfwSearch::exact ? "exact search, 3 epochs" : "bi-stochastic search, 3 epochs");
+  state.SetLabel(search == FCBCFWSearch::exact ? "exact search, 3 epochs" : "bi-stochastic search, 3 epochs");
 }
 BENCHMARK(BM_fcbcfw_epoch)->Args({1000, 0})->Args({16000, 0})->Args({16000, 1})->Unit(benchmark::kMillisecond);
 

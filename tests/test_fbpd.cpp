@@ -165,12 +165,12 @@ TEST_CASE("fbpd: options and arguments are validated, naming the field", "[fbpd]
       CHECK_THAT(e.what(), Catch::Contains(field));
     }
   };
-  throws_naming([] { FbpdOptions{.tol = -1}.validate(); }, "tol");
-  throws_naming([] { FbpdOptions{.max_epochs = 0}.validate(); }, "max_epochs");
-  throws_naming([] { FbpdOptions{.eta = -1}.validate(); }, "eta");
-  throws_naming([] { FbpdOptions{.feature_groups = {0, -2}}.validate(); }, "feature_groups");
-  throws_naming([] { FbpdOptions{.norm_safety = 0.5}.validate(); }, "norm_safety");
-  throws_naming([] { FbpdOptions{.relaxation = 2.0}.validate(); }, "relaxation");
+  throws_naming([] { FBPDOptions{.tol = -1}.validate(); }, "tol");
+  throws_naming([] { FBPDOptions{.max_epochs = 0}.validate(); }, "max_epochs");
+  throws_naming([] { FBPDOptions{.eta = -1}.validate(); }, "eta");
+  throws_naming([] { FBPDOptions{.feature_groups = {0, -2}}.validate(); }, "feature_groups");
+  throws_naming([] { FBPDOptions{.norm_safety = 0.5}.validate(); }, "norm_safety");
+  throws_naming([] { FBPDOptions{.relaxation = 2.0}.validate(); }, "relaxation");
   throws_naming([] { FBPD<CrammerSinger, L1>({}, {.lambda = -1}); }, "lambda");
   throws_naming([] { FBPD<CrammerSinger, L1L2>({}, {.lambda = 1, .mu = -1}); }, "mu");
   throws_naming([] { FBPD<CrammerSinger, L1, Constrained>({}, {.lambda = 1}); }, "eta");
@@ -322,7 +322,7 @@ TEMPLATE_LIST_TEST_CASE("fbpd: Crammer-Singer, Algorithm 1 — gap or KKT certif
 template <class Loss, class Penalty>
 void check_default_fit(const Dataset<double>& data, const Loss& loss, const Penalty& penalty, bool intercept) {
   const auto problem = data.problem<Eigen::RowMajor>();
-  FbpdOptions defaults;
+  FBPDOptions defaults;
   defaults.fit_intercept = intercept;
   const auto r = FBPD<Loss, Penalty>(loss, penalty, defaults).fit(problem);
   INFO(Loss::name << " + " << Penalty::name << " lambda " << penalty.lambda << " mu " << penalty.mu << " intercept "
@@ -331,7 +331,7 @@ void check_default_fit(const Dataset<double>& data, const Loss& loss, const Pena
                   << r.info.duality_gap << " relative " << r.info.relative_gap);
   REQUIRE(r.info.status == Status::converged);
   CHECK(r.info.relative_gap <= 1e-3);
-  FbpdOptions tight_options;
+  FBPDOptions tight_options;
   tight_options.tol = 1e-9;
   tight_options.max_epochs = 1000000;
   tight_options.fit_intercept = intercept;
@@ -397,9 +397,9 @@ TEST_CASE("fbpd: step residuals and the relative change are available as stoppin
   const L1 penalty{.lambda = 0.01};
   const auto exact = FBPD<CrammerSinger, L1>({}, penalty, {.tol = 1e-9}).fit(problem);
   REQUIRE(exact.info.status == Status::converged);
-  for (const auto rule : {FbpdStopping::residuals, FbpdStopping::relative_change}) {
+  for (const auto rule : {FBPDStopping::residuals, FBPDStopping::relative_change}) {
     // The step residuals fall slowly (they are not the default); the relative change is the paper's.
-    const bool residuals = rule == FbpdStopping::residuals;
+    const bool residuals = rule == FBPDStopping::residuals;
     const auto r = FBPD<CrammerSinger, L1>({}, penalty, {.tol = residuals ? 1e-3 : 1e-6, .stopping = rule}).fit(problem);
     INFO(r.info.measure_name << " " << r.info.measure << " after " << r.info.epochs);
     REQUIRE(r.info.status == Status::converged);
@@ -418,8 +418,8 @@ TEST_CASE("fbpd: adaptive and fixed steps reach the same certified optimum (Algo
   const L1L2 penalty{.lambda = 0.02, .mu = 0.0};
   for (const bool intercept : {false, true}) {
     INFO("intercept " << intercept);
-    const FbpdOptions fixed{.tol = 1e-8, .fit_intercept = intercept, .adaptive_steps = false};
-    FbpdOptions adaptive = fixed;
+    const FBPDOptions fixed{.tol = 1e-8, .fit_intercept = intercept, .adaptive_steps = false};
+    FBPDOptions adaptive = fixed;
     adaptive.adaptive_steps = true;
     const auto a = FBPD<CrammerSinger, L1L2>({}, penalty, adaptive).fit(problem);
     const auto f = FBPD<CrammerSinger, L1L2>({}, penalty, fixed).fit(problem);
@@ -429,7 +429,7 @@ TEST_CASE("fbpd: adaptive and fixed steps reach the same certified optimum (Algo
     CHECK(relative(a.info.objective, dense_objective(data, penalty, dense_W(a), intercept ? dense_b(a) : Eigen::VectorXd())) <= 1e-12);
     // Algorithm 2 at the loss of that solution: the same objective with either step rule.
     const double eta = a.info.objective - penalty_value(penalty, a.model);
-    FbpdOptions epi = fixed;
+    FBPDOptions epi = fixed;
     epi.eta = eta;
     epi.tol = 1e-7;
     const auto ef = FBPD<CrammerSinger, L1L2, Constrained>({}, penalty, epi).fit(problem);
@@ -574,9 +574,9 @@ TEST_CASE("fbpd: feature blocks — size-1 blocks are the rows, per-class size-1
           "[fbpd][groups]") {
   const auto data = make_data<double>(50, 15, 3, 0.5, 19);
   const auto problem = data.problem<Eigen::RowMajor>();
-  const FbpdOptions base{.tol = 1e-8};
+  const FBPDOptions base{.tol = 1e-8};
   auto with_groups = [&](std::vector<std::int64_t> groups, bool per_class) {
-    FbpdOptions o = base;
+    FBPDOptions o = base;
     o.feature_groups = std::move(groups);
     o.groups_per_class = per_class;
     return o;

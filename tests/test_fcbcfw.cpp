@@ -211,7 +211,7 @@ Instance instance(const Dataset<Scalar, Index>& data, double lambda, double mu) 
 }
 
 template <class Scalar>
-Dense dense_W(const FcbcfwSolution<Scalar>& s) {
+Dense dense_W(const FCBCFWSolution<Scalar>& s) {
   Dense W = Dense::Zero(s.n_features, s.n_classes);
   for (std::int64_t j = 0; j < s.n_features; ++j)
     for (auto p = s.weight_ptr[static_cast<std::size_t>(j)]; p < s.weight_ptr[static_cast<std::size_t>(j) + 1]; ++p)
@@ -220,7 +220,7 @@ Dense dense_W(const FcbcfwSolution<Scalar>& s) {
 }
 
 template <class Scalar>
-Dense dense_alpha(const FcbcfwSolution<Scalar>& s, std::size_t n) {
+Dense dense_alpha(const FCBCFWSolution<Scalar>& s, std::size_t n) {
   Dense A = Dense::Zero(static_cast<Eigen::Index>(n), s.n_classes);
   for (std::size_t i = 0; i < n; ++i)
     for (auto p = s.dual_ptr[i]; p < s.dual_ptr[i + 1]; ++p)
@@ -230,7 +230,7 @@ Dense dense_alpha(const FcbcfwSolution<Scalar>& s, std::size_t n) {
 
 // The gap of a solve, recomputed here: dense primal at W, dense dual at α, feasibility of α.
 template <class Scalar>
-void check_solution(const Instance& in, const FcbcfwSolution<Scalar>& s, double tol, double objective_rel) {
+void check_solution(const Instance& in, const FCBCFWSolution<Scalar>& s, double tol, double objective_rel) {
   const Dense W = dense_W(s);
   const Dense A = dense_alpha(s, in.n());
   const double F = in.primal(W), D = in.dual(A), f0 = in.f0();
@@ -400,10 +400,10 @@ TEMPLATE_LIST_TEST_CASE("fcbcfw: the duality gap at the returned model is below 
   for (const int labels_per_sample : {1, 3}) {
     const auto data = generate<Scalar, Index>(120, 60, 7, 8, labels_per_sample, 11 + labels_per_sample);
     const double n = 120, mu = 1.0 / (0.5 * n);
-    for (const auto& [lambda, storage] : {std::pair{0.0, FcbcfwStorage::dense}, std::pair{0.05 * mu, FcbcfwStorage::dense},
-                                         std::pair{0.5 * mu, FcbcfwStorage::dense}, std::pair{0.0, FcbcfwStorage::hashed},
-                                         std::pair{0.05 * mu, FcbcfwStorage::hashed}}) {
-      INFO("labels/sample " << labels_per_sample << " lambda " << lambda << " dense " << (storage == FcbcfwStorage::dense));
+    for (const auto& [lambda, storage] : {std::pair{0.0, FCBCFWStorage::dense}, std::pair{0.05 * mu, FCBCFWStorage::dense},
+                                         std::pair{0.5 * mu, FCBCFWStorage::dense}, std::pair{0.0, FCBCFWStorage::hashed},
+                                         std::pair{0.05 * mu, FCBCFWStorage::hashed}}) {
+      INFO("labels/sample " << labels_per_sample << " lambda " << lambda << " dense " << (storage == FCBCFWStorage::dense));
       const Solver solver({}, {.lambda = lambda, .mu = mu},
                           {.tol = tol, .max_epochs = 20000, .seed = 3, .storage = storage});
       const auto s = solver.solve(data.template problem<Eigen::RowMajor>());
@@ -624,7 +624,7 @@ TEST_CASE("fcbcfw: multilabel bibtex converges and reports precision@k", "[fcbcf
 TEST_CASE("fcbcfw: reproducible for a seed", "[fcbcfw]") {
   const auto data = generate<double>(150, 50, 9, 6, 1, 77);
   const auto problem = data.problem<Eigen::RowMajor>();
-  for (const auto search : {FcbcfwSearch::exact, FcbcfwSearch::bi_stochastic}) {
+  for (const auto search : {FCBCFWSearch::exact, FCBCFWSearch::bi_stochastic}) {
     const Solver solver({}, {.lambda = 0.001, .mu = 0.02}, {.tol = 1e-4, .seed = 5, .search = search});
     const auto a = solver.solve(problem), b = solver.solve(problem);
     CHECK(a.weight == b.weight);
@@ -645,7 +645,7 @@ TEST_CASE("fcbcfw: the bi-stochastic search converges to the same optimum", "[fc
   const auto exact = Solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-6, .max_epochs = 20000}).solve(problem);
   for (const double speedup : {1.0, 3.0}) {
     const auto s = Solver({}, {.lambda = lambda, .mu = mu},
-                          {.tol = 1e-6, .max_epochs = 50000, .search = FcbcfwSearch::bi_stochastic,
+                          {.tol = 1e-6, .max_epochs = 50000, .search = FCBCFWSearch::bi_stochastic,
                            .class_partitions = 3, .speedup = speedup})
                        .solve(problem);
     REQUIRE(s.info.status == Status::converged);
@@ -659,7 +659,7 @@ TEST_CASE("fcbcfw: steps along the projection arc reach the same optimum as (21)
   for (const int labels : {1, 2}) {        // the simplex and the bi-simplex (22)
     const auto data = generate<double>(200, 80, 12, 10, labels, 37);
     const auto problem = data.problem<Eigen::RowMajor>();
-    for (const auto search : {FcbcfwSearch::exact, FcbcfwSearch::bi_stochastic}) {
+    for (const auto search : {FCBCFWSearch::exact, FCBCFWSearch::bi_stochastic}) {
       const auto plain = Solver({}, {.lambda = lambda, .mu = mu},
                                 {.tol = 1e-7, .max_epochs = 50000, .search = search, .arc_search = false})
                              .solve(problem);
@@ -679,7 +679,7 @@ TEST_CASE("fcbcfw: active-set sweeps reach the same optimum as Algorithm 1 alone
   const auto problem = data.problem<Eigen::RowMajor>();
   for (const double lambda : {0.0, 0.0005}) {
     const double mu = 0.01;
-    for (const auto search : {FcbcfwSearch::exact, FcbcfwSearch::bi_stochastic}) {
+    for (const auto search : {FCBCFWSearch::exact, FCBCFWSearch::bi_stochastic}) {
       const auto plain = Solver({}, {.lambda = lambda, .mu = mu},
                                 {.tol = 1e-6, .max_epochs = 50000, .search = search, .active_sweeps = 0})
                              .solve(problem);
@@ -704,12 +704,12 @@ TEST_CASE("fcbcfw: dense and hashed storage of V and W reach the same optimum", 
   const double mu = 0.01;
   for (const double lambda : {0.0, 0.0005}) {
     INFO("lambda " << lambda);
-    const auto fit = [&](FcbcfwStorage storage) {
+    const auto fit = [&](FCBCFWStorage storage) {
       return Solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-7, .max_epochs = 50000, .storage = storage})
           .solve(problem);
     };
-    const auto hashed = fit(FcbcfwStorage::hashed), dense = fit(FcbcfwStorage::dense);
-    const auto automatic = fit(FcbcfwStorage::automatic);  // d·K = 800: dense
+    const auto hashed = fit(FCBCFWStorage::hashed), dense = fit(FCBCFWStorage::dense);
+    const auto automatic = fit(FCBCFWStorage::automatic);  // d·K = 800: dense
     REQUIRE(hashed.info.status == Status::converged);
     REQUIRE(dense.info.status == Status::converged);
     CHECK(automatic.dual == dense.dual);
@@ -719,7 +719,7 @@ TEST_CASE("fcbcfw: dense and hashed storage of V and W reach the same optimum", 
   // The dense layout serves the exact search only: an automatic search that resolves to the
   // bi-stochastic one (K ≥ 1000) with storage = dense is refused, naming the option.
   const auto wide = generate<double>(20, 10, 1000, 2, 1, 3);
-  CHECK_THROWS_WITH(Solver({}, {.lambda = 0, .mu = 1}, {.storage = FcbcfwStorage::dense})
+  CHECK_THROWS_WITH(Solver({}, {.lambda = 0, .mu = 1}, {.storage = FCBCFWStorage::dense})
                         .solve(wide.problem<Eigen::RowMajor>()),
                     Catch::Contains("storage"));
   // The stopping fields are checked as in every solver: an infinite tol is refused, not taken
@@ -800,8 +800,8 @@ TEST_CASE("fcbcfw: l2 refit on the selected support (section 4.3)", "[fcbcfw]") 
   const auto data = generate<double>(200, 80, 8, 8, 1, 33);
   const double mu = 0.01, lambda = 0.002;
   const auto problem = data.problem<Eigen::RowMajor>();
-  const auto storage = GENERATE(FcbcfwStorage::hashed, FcbcfwStorage::dense);
-  INFO("dense " << (storage == FcbcfwStorage::dense));
+  const auto storage = GENERATE(FCBCFWStorage::hashed, FCBCFWStorage::dense);
+  INFO("dense " << (storage == FCBCFWStorage::dense));
   const auto plain =
       Solver({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-6, .max_epochs = 20000, .storage = storage}).fit(problem);
   const auto refit = Solver({}, {.lambda = lambda, .mu = mu},
@@ -865,12 +865,12 @@ TEST_CASE("fcbcfw: options are validated and name the field", "[fcbcfw]") {
   CHECK_THAT(message({.max_epochs = 0}), Catch::Contains("max_epochs"));
   CHECK_THAT(message({.time_limit = -1}), Catch::Contains("time_limit"));
   // The dual (14) has no intercept: the options have no field to ask for one.
-  STATIC_REQUIRE_FALSE(HasInterceptOption<FcbcfwOptions>);
+  STATIC_REQUIRE_FALSE(HasInterceptOption<FCBCFWOptions>);
   CHECK_THAT(message({.class_partitions = 0}), Catch::Contains("class_partitions"));
   CHECK_THAT(message({.speedup = 0.5}), Catch::Contains("speedup"));
   CHECK_THAT(message({.warm_start_labels = -1}), Catch::Contains("warm_start_labels"));
   CHECK_THAT(message({.active_sweeps = -2}), Catch::Contains("active_sweeps"));
-  CHECK_THAT(message({.search = FcbcfwSearch::bi_stochastic, .storage = FcbcfwStorage::dense}),
+  CHECK_THAT(message({.search = FCBCFWSearch::bi_stochastic, .storage = FCBCFWStorage::dense}),
              Catch::Contains("storage"));
   CHECK_THAT(message({}, {.lambda = 0, .mu = 0}), Catch::Contains("mu"));
   CHECK_THAT(message({}, {.lambda = -1, .mu = 1}), Catch::Contains("lambda"));

@@ -264,11 +264,11 @@ Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const 
     });
   } else if (solver_name == "fbpd") {
     dispatch(TypeList<CrammerSinger>{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
-      fit(FBPD<Loss, Penalty>(Loss{}, detail::penalty_from<Penalty>(s), solver_options<FbpdOptions>(s)));
+      fit(FBPD<Loss, Penalty>(Loss{}, detail::penalty_from<Penalty>(s), solver_options<FBPDOptions>(s)));
     });
   } else if (solver_name == "fbpd-epi") {
     dispatch(TypeList<CrammerSinger>{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
-      fit(FBPD<Loss, Penalty, Constrained>(Loss{}, detail::penalty_from<Penalty>(s), solver_options<FbpdOptions>(s)));
+      fit(FBPD<Loss, Penalty, Constrained>(Loss{}, detail::penalty_from<Penalty>(s), solver_options<FBPDOptions>(s)));
     });
   } else {
     dispatch(AllLosses{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {

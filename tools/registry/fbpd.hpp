@@ -1,6 +1,6 @@
 #pragma once
 /// \file fbpd.hpp
-/// Registers `fbpd` and `fbpd-epi`: FBPD<Loss, Penalty, Regularized | Constrained>, the
+/// Registers `fbpd` and `fbpd-epi`: FBPD<Loss, Penalty, Regularised | Constrained>, the
 /// forward-backward primal-dual method of Chierchia et al. 2015 (solver/fbpd/fbpd.hpp).
 ///   fbpd      Algorithm 1: objective (1) with the exact Crammer-Singer hinge (its dual blocks
 ///             are projected onto simplices) or a smooth loss (forward step); every penalty.
@@ -18,7 +18,7 @@ namespace sparsemc::tools {
 
 struct FbpdFamily {
   template <class Loss, class Penalty>
-  using Solver = FBPD<Loss, Penalty, Regularized>;
+  using Solver = FBPD<Loss, Penalty, Regularised>;
   using Losses = TypeList<CrammerSinger, SquaredHinge, OvrSquaredHinge, Logistic, LeastSquares>;
   using Penalties = TypeList<L1L2, L1, L1Linf, NoPenalty>;
   /// Row-major: one fused pass over the samples per iteration.

@@ -72,17 +72,17 @@ namespace sparsemc {
 ///   FBPD<CrammerSinger, L1, Constrained> epi({}, penalty, {.tol = 1e-6, .eta = eta});
 ///   Result<double> same = epi.fit(problem);                      // Algorithm 2: the same W
 /// \endcode
-template <class Loss, class Penalty, class Formulation = Regularized>
-class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, Penalty, FbpdOptions> {
-  using Base = detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, Penalty, FbpdOptions>;
+template <class Loss, class Penalty, class Formulation = Regularised>
+class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, Penalty, FBPDOptions> {
+  using Base = detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, Penalty, FBPDOptions>;
   friend Base;
 
-  static_assert(std::same_as<Formulation, Regularized> || std::same_as<Formulation, Constrained>,
-                "FBPD's third parameter is the formulation: sparsemc::Regularized (Algorithm 1) or "
+  static_assert(std::same_as<Formulation, Regularised> || std::same_as<Formulation, Constrained>,
+                "FBPD's third parameter is the formulation: sparsemc::Regularised (Algorithm 1) or "
                 "sparsemc::Constrained (Algorithm 2)");
 
  public:
-  using Options = FbpdOptions;
+  using Options = FBPDOptions;
   /// The registered solver name (provenance, tools): "fbpd" or "fbpd-epi".
   static constexpr std::string_view name = Formulation::solver_name;
   /// Whether the loss is the Crammer–Singer hinge, solved exactly through its dual blocks.
@@ -90,7 +90,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
   static constexpr bool constrained = std::same_as<Formulation, Constrained>;
   static_assert(!constrained || exact_hinge,
                 "FBPD<Loss, Penalty, Constrained> needs the Crammer-Singer loss: the epigraph of a smooth loss "
-                "has no closed-form projection (use the Regularized formulation)");
+                "has no closed-form projection (use the Regularised formulation)");
 
   /// Validates the options, λ, μ ≥ 0 finite and, for `Constrained`, η.
   FBPD(Loss loss, Penalty penalty, Options options = {})

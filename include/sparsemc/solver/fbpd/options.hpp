@@ -17,7 +17,7 @@ namespace sparsemc {
 
 /// Formulation tag: minimise (1), F = (1/n) Σ c_i ℓ_i + λR(W) + (μ/2)‖W‖² — Chierchia's
 /// problem (7), solved by their Algorithm 1. Registered as "fbpd".
-struct Regularized {
+struct Regularised {
   static constexpr std::string_view solver_name = "fbpd";
 };
 
@@ -31,7 +31,7 @@ struct Constrained {
 /// (Algorithm 1) it only decides when the duality gap of (1) is evaluated where that costs a
 /// pass (an intercept, a smooth loss); `converged` always means relative gap of (1) ≤ tol.
 /// For `fbpd-epi` (Algorithm 2) it is the stopping test itself.
-enum class FbpdStopping {
+enum class FBPDStopping {
   /// The duality gap of the pair (7)/(11) — Crammer–Singer, regularised form, no intercept —,
   /// the KKT residual with an intercept or for Algorithm 2, else the primal residual.
   automatic,
@@ -41,7 +41,7 @@ enum class FbpdStopping {
   relative_change,
 };
 
-/// Group ids for `FbpdOptions::feature_groups`: consecutive blocks of `block_size` features
+/// Group ids for `FBPDOptions::feature_groups`: consecutive blocks of `block_size` features
 /// (the last one possibly shorter), as the paper's blocks of 5 genes.
 inline std::vector<std::int64_t> feature_blocks(std::int64_t n_features, std::int64_t block_size) {
   if (block_size < 1) detail::fail_option("block_size", ">= 1", block_size);
@@ -51,7 +51,7 @@ inline std::vector<std::int64_t> feature_blocks(std::int64_t n_features, std::in
 }
 
 /// Options of `FBPD`. Every field has a default; `validate()` names a bad field.
-struct FbpdOptions {
+struct FBPDOptions {
   /// `fbpd`: stop (converged) when the relative duality gap of (1), (F − D)/max(|F|, 10⁻¹²),
   /// is ≤ tol (class comment, "Stopping"). `fbpd-epi`: when its KKT residual (or the measure
   /// chosen by `stopping`) is ≤ tol.
@@ -67,10 +67,10 @@ struct FbpdOptions {
   /// Print one progress line per iteration to std::cerr.
   bool verbose = false;
   /// η ≥ 0 of the constrained form: (1/n) Σ c_i ℓ_i ≤ η. Must be set for `Constrained`
-  /// (default NaN: unset); ignored by `Regularized`. The paper's η = αL is η = α here.
+  /// (default NaN: unset); ignored by `Regularised`. The paper's η = αL is η = α here.
   double eta = std::numeric_limits<double>::quiet_NaN();
-  /// Which measure stops the solve (see FbpdStopping).
-  FbpdStopping stopping = FbpdStopping::automatic;
+  /// Which measure stops the solve (see FBPDStopping).
+  FBPDStopping stopping = FBPDStopping::automatic;
   /// Block structure of the penalty: the group id (≥ 0) of every feature, so that the rows of a
   /// group are penalised jointly (λ‖W_{J,:}‖_F for L1L2, λ max |W_{J,:}| for L1Linf); empty
   /// (default) = every feature row on its own. `feature_blocks(d, 5)` makes the paper's blocks.

@@ -32,14 +32,14 @@
 namespace sparsemc {
 
 /// How FCBCFW picks the label it adds to a sample's active set.
-enum class FcbcfwSearch {
+enum class FCBCFWSearch {
   exact,          ///< the most violating negative label over all K classes, eq. (20)
   bi_stochastic,  ///< a random class partition (24) and importance-sampled features (25), §3.2
   automatic,      ///< bi_stochastic when K ≥ 1000, exact otherwise
 };
 
 /// How FCBCFW stores V = Xᵀα and W (detail/feature_rows.hpp).
-enum class FcbcfwStorage {
+enum class FCBCFWStorage {
   hashed,     ///< sparse per-feature rows (§4.1–4.2): memory O(nnz(X)·|𝒜_i|), never D·K
   dense,      ///< V as a D×K array, W = prox(V) applied on the fly: streamed, vectorised searches; exact search only
   automatic,  ///< dense when the search is exact and D·K ≤ 2^24 (V then takes at most 128 MiB), else hashed
@@ -62,7 +62,7 @@ inline constexpr bool any_keeps_best = (KeepsBestModel<Callbacks, Scalar> || ...
 /// What `FCBCFW::solve` returns: W and α in sparse form (nothing of size d×K or n×K), and the
 /// information block. `fit` turns it into a LinearModel.
 template <RealScalar Scalar>
-struct FcbcfwSolution {
+struct FCBCFWSolution {
   std::int64_t n_features = 0;
   ClassIndex n_classes = 0;
   /// W ∈ R^{d×K} by feature rows: row j holds classes weight_class[weight_ptr[j] .. weight_ptr[j+1])
@@ -89,7 +89,7 @@ struct FcbcfwSolution {
 };
 
 /// Options of `FCBCFW`. Every field has a default; `validate()` names a bad field.
-struct FcbcfwOptions {
+struct FCBCFWOptions {
   /// Stop (converged) when the relative duality gap of (1), (F(W) − D(α))/max(|F(W)|, 10⁻¹²),
   /// is ≤ tol — F and D exact, in (1)'s scale (class comment, "Stopping").
   double tol = 1e-3;
@@ -102,7 +102,7 @@ struct FcbcfwOptions {
   /// Print one line per epoch to std::cerr.
   bool verbose = false;
   /// Greedy search (20), or the bi-stochastic approximation (24)–(25) of §3.2.
-  FcbcfwSearch search = FcbcfwSearch::automatic;
+  FCBCFWSearch search = FCBCFWSearch::automatic;
   /// ν of (24): the number of random class partitions of the bi-stochastic search (paper: 3).
   int class_partitions = 3;
   /// d_i/d̃_i of (25), ≥ 1: features sampled per search; 0 = §4.4's rule
@@ -134,8 +134,8 @@ struct FcbcfwOptions {
   /// bibtex (multilabel, λ' = 1), 0.18× on a generated K = 1000 problem (docs/fcbcfw.md).
   bool arc_search = true;
   /// Layout of V and W: sparse rows (the paper's), dense d×K arrays, or by size (see
-  /// FcbcfwStorage); dense needs the exact search.
-  FcbcfwStorage storage = FcbcfwStorage::automatic;
+  /// FCBCFWStorage); dense needs the exact search.
+  FCBCFWStorage storage = FCBCFWStorage::automatic;
 
   /// Throws std::invalid_argument naming the first bad field.
   void validate() const {
@@ -147,7 +147,7 @@ struct FcbcfwOptions {
     detail::require_nonnegative("gap_every", gap_every);
     if (active_sweeps < -1) detail::fail_option("active_sweeps", ">= -1 (-1: automatic)", active_sweeps);
     if (labels_per_search < 1) detail::fail_option("labels_per_search", ">= 1", labels_per_search);
-    if (storage == FcbcfwStorage::dense && search == FcbcfwSearch::bi_stochastic)
+    if (storage == FCBCFWStorage::dense && search == FCBCFWSearch::bi_stochastic)
       detail::fail_option("storage", "hashed or automatic with the bi-stochastic search", "dense");
   }
 };
@@ -190,8 +190,8 @@ struct FcbcfwOptions {
 ///   std::cout << result.info.objective << " " << result.model.nnz() << "\n";
 /// \endcode
 template <class Loss, class Penalty>
-class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
-  using Base = detail::SolverParts<Loss, Penalty, FcbcfwOptions>;
+class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
+  using Base = detail::SolverParts<Loss, Penalty, FCBCFWOptions>;
 
   static_assert(std::same_as<Loss, CrammerSinger>,
                 "FCBCFW solves the Crammer-Singer / separation ranking loss only (PD-Sparse eq. 2-3): "
@@ -201,7 +201,7 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
                 "(or NoPenalty for lambda = 0), with mu > 0.");
 
  public:
-  using Options = FcbcfwOptions;
+  using Options = FCBCFWOptions;
 
   /// Validates the options and the penalty (μ > 0 finite, λ ≥ 0 finite).
   explicit FCBCFW(Loss loss = {}, Penalty penalty = {}, Options options = {})
@@ -217,11 +217,11 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
     else return static_cast<double>(penalty_.lambda);
   }
 
-  /// Solves (1) on a CSR problem; returns W and α in sparse form (see FcbcfwSolution).
+  /// Solves (1) on a CSR problem; returns W and α in sparse form (see FCBCFWSolution).
   template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
-  FcbcfwSolution<Scalar> solve(const CsrProblem<Scalar, Index>& problem, Callbacks&&... callbacks) const {
+  FCBCFWSolution<Scalar> solve(const CsrProblem<Scalar, Index>& problem, Callbacks&&... callbacks) const {
     auto [engine, info] = run(problem, nullptr, false, callbacks...);
-    FcbcfwSolution<Scalar> out;
+    FCBCFWSolution<Scalar> out;
     out.n_features = static_cast<std::int64_t>(problem.n_features());
     out.n_classes = problem.n_classes();
     engine.export_weights(out.weight_ptr, out.weight_class, out.weight);
@@ -284,8 +284,8 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
     s.time_limit = options_.time_limit;
     s.seed = options_.seed;
     const double K = problem.n_classes();
-    s.bi_stochastic = options_.search == FcbcfwSearch::bi_stochastic ||
-                      (options_.search == FcbcfwSearch::automatic && K >= 1000);
+    s.bi_stochastic = options_.search == FCBCFWSearch::bi_stochastic ||
+                      (options_.search == FCBCFWSearch::automatic && K >= 1000);
     s.n_parts = static_cast<int>(std::min<double>(options_.class_partitions, K));
     s.speedup = options_.speedup;
     if (s.speedup == 0.0) {
@@ -302,11 +302,11 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FcbcfwOptions> {
     s.adapt_labels = options_.adapt_labels;
     s.active_sweeps = options_.active_sweeps;
     s.arc_search = options_.arc_search;
-    if (options_.storage == FcbcfwStorage::dense && s.bi_stochastic)
+    if (options_.storage == FCBCFWStorage::dense && s.bi_stochastic)
       detail::fail_option("storage", "hashed or automatic when the search resolves to bi-stochastic (K >= 1000)", "dense");
     const double pairs = static_cast<double>(problem.n_features()) * K;
-    s.dense_rows = options_.storage == FcbcfwStorage::dense ||
-                   (options_.storage == FcbcfwStorage::automatic && !s.bi_stochastic && pairs <= dense_pairs);
+    s.dense_rows = options_.storage == FCBCFWStorage::dense ||
+                   (options_.storage == FCBCFWStorage::automatic && !s.bi_stochastic && pairs <= dense_pairs);
     return s;
   }
 

@@ -125,7 +125,7 @@ class FbpdEngine {
 
   /// Allocates the iterates (W = 0, b = 0, and for Crammer–Singer U = Y = 0) and sets ω.
   FbpdEngine(const Problem<Scalar, Index, Order>& problem, const Loss& loss, const Penalty& penalty,
-             const FbpdOptions& options, const Sums& sample_sums = {})
+             const FBPDOptions& options, const Sums& sample_sums = {})
       : problem_(problem),
         loss_(loss),
         penalty_(penalty),
@@ -249,7 +249,7 @@ class FbpdEngine {
 
   /// Adaptive restarts (PDLP): the running averages since the last restart, and every
   /// restart_period iterations the comparison of the current point with the average; the
-  /// better one becomes the new start when its error fell enough (see `FbpdOptions::restarts`),
+  /// better one becomes the new start when its error fell enough (see `FBPDOptions::restarts`),
   /// and the primal weight is updated.
   void restart_if_due() {
     restarted_to_average_ = false;
@@ -355,7 +355,7 @@ class FbpdEngine {
  private:
   using Thread = PassThread<Scalar>;
 
-  /// The stopping measure (FbpdStopping resolved for the loss, formulation and intercept).
+  /// The stopping measure (FBPDStopping resolved for the loss, formulation and intercept).
   enum class Measure { duality_gap, kkt_residual, residuals, relative_change };
 
   /// A gradient's norm: Euclidean and in the metric of 𝒯⁰.
@@ -372,10 +372,10 @@ class FbpdEngine {
 
   /// The gap of the pair (7)/(11) (Crammer–Singer, regularised, no intercept), the KKT residual
   /// (with an intercept, or for Algorithm 2), else the residuals; or what `stopping` names.
-  static constexpr Measure choose_measure(FbpdStopping stopping, bool intercept) {
-    if (stopping == FbpdStopping::automatic && exact_hinge)
+  static constexpr Measure choose_measure(FBPDStopping stopping, bool intercept) {
+    if (stopping == FBPDStopping::automatic && exact_hinge)
       return constrained || intercept ? Measure::kkt_residual : Measure::duality_gap;
-    return stopping == FbpdStopping::relative_change ? Measure::relative_change : Measure::residuals;
+    return stopping == FBPDStopping::relative_change ? Measure::relative_change : Measure::residuals;
   }
 
   [[nodiscard]] const char* measure_name() const {
@@ -388,7 +388,7 @@ class FbpdEngine {
     return "relative_change";
   }
 
-  static int pass_threads([[maybe_unused]] const FbpdOptions& options) {
+  static int pass_threads([[maybe_unused]] const FBPDOptions& options) {
 #ifdef SPARSEMC_USE_OPENMP
     return options.threads > 0 ? options.threads : omp_get_max_threads();
 #else
@@ -1052,7 +1052,7 @@ class FbpdEngine {
   }
 
   // PDLP's constants (Applegate et al., "Practical large-scale linear programming using
-  // primal-dual hybrid gradient", NeurIPS 2021, §3), as published; FbpdOptions::restarts and
+  // primal-dual hybrid gradient", NeurIPS 2021, §3), as published; FBPDOptions::restarts and
   // ::adaptive_steps document their use.
   /// Iterations between two checks of the restart criteria (PDLP checks every 64).
   static constexpr std::int64_t restart_period = 64;
@@ -1069,7 +1069,7 @@ class FbpdEngine {
   /// θ of the primal weight update, the weight of the new estimate against the old γ (PDLP's 0.5).
   static constexpr double primal_weight_smoothing = 0.5;
   /// The power method stops once its estimate changes by less than this, relative (empirical;
-  /// documented at FbpdOptions::power_iterations).
+  /// documented at FBPDOptions::power_iterations).
   static constexpr double power_tolerance = 1e-6;
   /// A smooth loss's step is τ = forward_step/β: the Vũ–Condat condition 1/τ − σ‖T‖² ≥ β/2
   /// without a dual block (class comment of FBPD, "Smooth losses").
@@ -1078,7 +1078,7 @@ class FbpdEngine {
   const Problem<Scalar, Index, Order>& problem_;
   const Loss& loss_;
   const Penalty& penalty_;
-  const FbpdOptions& options_;
+  const FBPDOptions& options_;
   Sums sample_sums_;             // completes the sums over samples (a part of a split problem)
   Eigen::Index n_, d_;
   ClassIndex K_;

@@ -778,7 +778,7 @@ class Engine {
   static constexpr int arc_trials = 7;
   static constexpr double arc_shrink = 0.25;
   static constexpr double arc_until_gap = 1e-6;
-  /// The time limit is read from the clock once per this many visits (FcbcfwOptions::time_limit).
+  /// The time limit is read from the clock once per this many visits (FCBCFWOptions::time_limit).
   static constexpr std::size_t samples_per_clock_read = 256;
   /// The gap is evaluated once the work since the last evaluation reaches this many times that
   /// evaluation's work (gap_every = 0): the checks then take at most about a third of the
