@@ -148,8 +148,7 @@ int drive(const std::string& mode, const std::vector<std::string>& args) {
     const double tol = arg(0, 1e-3);
     auto make = [tol](bool screening) {
       return [tol, screening](double l) {
-        return BlockCD<SquaredHinge, L1L2, TsengYun>(
-            {}, {.lambda = l}, {.tol = tol, .verbose = std::getenv("BCD_VERBOSE") != nullptr, .screening = screening});
+        return BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = l}, {.tol = tol, .screening = screening});
       };
     };
     const PathOptions options{.n_lambdas = 20, .ratio = 1e-2};

@@ -125,9 +125,11 @@ int generate_file(int argc, char** argv) {
 // Records the CPU time at which the objective first reaches a target (evaluated epochs only).
 struct TimeToTarget {
   double target, start;
+  bool verbose = false;  ///< a progress line per epoch on stderr (--verbose)
   double reached = std::numeric_limits<double>::quiet_NaN();
   std::int64_t epoch = -1;
   bool end_epoch(const EpochReport& r) {
+    if (verbose) ProgressPrinter{std::cerr}.end_epoch(r);
     if (std::isnan(reached) && !std::isnan(r.objective) && r.objective <= target) {
       reached = cpu_seconds() - start;
       epoch = r.epoch;
@@ -186,7 +188,6 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
   typename FCBCFW<CrammerSinger, L1>::Options options{
       .tol = std::stod(get("--tol", "1e-3")),
       .max_epochs = std::stoll(get("--max-epochs", "1000")),
-      .verbose = args.count("--verbose") > 0,
       .search = search == "exact" ? FCBCFWSearch::exact
                                   : (search == "bi" ? FCBCFWSearch::bi_stochastic : FCBCFWSearch::automatic),
       .labels_per_search = std::stoi(get("--labels", "1")),
@@ -200,7 +201,7 @@ int fit(const std::map<std::string, std::string>& args, const std::string& train
                                .unknown_label = io::UnknownLabel::extend};
   if (args.count("--heldout")) heldout = io::read_libsvm<Scalar>(args.at("--heldout"), same);
   if (args.count("--test")) test = io::read_libsvm<Scalar>(args.at("--test"), same);
-  TimeToTarget to_target{std::stod(get("--target", "-inf")), 0.0};
+  TimeToTarget to_target{std::stod(get("--target", "-inf")), 0.0, args.count("--verbose") > 0};
   start = cpu_seconds();
   to_target.start = start;
   FCBCFWSolution<Scalar> solution;

@@ -367,7 +367,6 @@ void apply_common(Options& o, const FitSettings& s) {
     if (s.seed) o.seed = static_cast<std::remove_cvref_t<decltype(o.seed)>>(*s.seed);
   if constexpr (requires { o.threads; }) o.threads = s.threads;
   if constexpr (requires { o.fit_intercept; }) o.fit_intercept = s.fit_intercept;
-  if constexpr (requires { o.verbose; }) o.verbose = false;  // the tool prints progress itself
 }
 
 /// The same model with class k labelled `labels[k]` (solvers return class indices 0..K−1 as labels).

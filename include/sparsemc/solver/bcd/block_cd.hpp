@@ -190,7 +190,6 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
         while (engine.epoch() < options_.max_epochs) {
           const bool certified = engine.run_epoch();
           const EpochReport report = engine.report(clock.seconds());
-          if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
           const bool stop = notify_end_epoch(report, make_model, callbacks...);
           const bool finite = std::isfinite(report.objective) && std::isfinite(report.measure);
           if (const auto verdict = detail::epoch_verdict(options_, finite, certified, stop, report.seconds)) {

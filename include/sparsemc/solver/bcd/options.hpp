@@ -25,8 +25,6 @@ struct BlockCDOptions {
   std::uint64_t seed = 0;
   /// Fit an unpenalised intercept b ∈ R^K, updated as one more block (a column of ones).
   bool fit_intercept = false;
-  /// Print one progress line per epoch to std::cerr.
-  bool verbose = false;
   /// Safe shrinking (§5.2.4; Yuan et al. 2010): skip zero rows whose violation is 0 with a
   /// margin, R°(G_j) < λ − M/n (M the largest violation of the previous epoch); the gap is
   /// evaluated (and convergence reported) only after an epoch over every block.

@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <concepts>
-#include <iostream>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -157,7 +156,6 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
         engine.restart_if_due();
         const bool certified = engine.certify();
         const EpochReport report = engine.report(sums.max(clock.seconds()));
-        if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
         const bool stop = sums.any(notify_end_epoch(report, make_model, callbacks...));
         const bool finite = std::isfinite(report.measure);
         if (const auto verdict = detail::epoch_verdict(options_, finite, certified, stop, report.seconds)) {

@@ -64,8 +64,6 @@ struct FBPDOptions {
   std::uint64_t seed = 0;
   /// Fit an unpenalised intercept b ∈ R^K (the paper's φ(u) = [u, 1]).
   bool fit_intercept = false;
-  /// Print one progress line per iteration to std::cerr.
-  bool verbose = false;
   /// η ≥ 0 of the constrained form: (1/n) Σ c_i ℓ_i ≤ η. Must be set for `Constrained`
   /// (default NaN: unset); ignored by `Regularised`. The paper's η = αL is η = α here.
   double eta = std::numeric_limits<double>::quiet_NaN();

@@ -99,8 +99,6 @@ struct FCBCFWOptions {
   double time_limit = 0.0;
   /// Seeds the sample order, the hash permutation π, ties at score 0 and the sampling (24)–(25).
   std::uint64_t seed = 0;
-  /// Print one line per epoch to std::cerr.
-  bool verbose = false;
   /// Greedy search (20), or the bi-stochastic approximation (24)–(25) of §3.2.
   FCBCFWSearch search = FCBCFWSearch::automatic;
   /// ν of (24): the number of random class partitions of the bi-stochastic search (paper: 3).
@@ -323,9 +321,6 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
     if (initial != nullptr) r.engine.seed_active_sets(*initial);
     notify_begin(callbacks...);
     r.info = r.engine.run([&](const EpochReport& report) {
-      if (options_.verbose)
-        std::cerr << "fcbcfw epoch " << report.epoch << "  objective " << report.objective << "  gap "
-                  << report.measure << "  nnz_rows " << report.nnz_rows << "  t " << report.seconds << "s\n";
       return notify_end_epoch(
           report,
           [&] {

@@ -35,8 +35,6 @@ struct ProxGradientOptions {
   std::uint64_t seed = 0;
   /// Fit an unpenalised intercept b ∈ R^K (scores s_i = Wᵀx_i + b).
   bool fit_intercept = false;
-  /// Print one progress line per iteration to std::cerr.
-  bool verbose = false;
   /// Momentum restart scheme (see RestartScheme). The gradient scheme does not compare
   /// objective values, so it keeps working once they agree to rounding: on dna (logistic,
   /// μ = 10⁻²) it needs 222 iterations for a gradient mapping of 10⁻¹⁰ where the function

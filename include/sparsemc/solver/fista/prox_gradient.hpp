@@ -126,7 +126,6 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
         }
         const bool certified = engine.certify_if_due();
         const EpochReport report = engine.report(sums.max(clock.seconds()));
-        if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
         const bool stop = sums.any(notify_end_epoch(report, make_model, callbacks...));
         if (const auto verdict = detail::epoch_verdict(options_, true, certified, stop, report.seconds)) {
           status = *verdict;

@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <iostream>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -47,8 +46,6 @@ struct CalibratedLSOptions {
   double time_limit = 0.0;
   /// Fit an unpenalised intercept b_t in every residual fit (a column of ones in X̃).
   bool fit_intercept = false;
-  /// Print one progress line per iteration to std::cerr.
-  bool verbose = false;
   /// m: the calibration basis is u(ỹ) = [ỹ, ỹ², …, ỹ^m, 1] elementwise (the paper uses m = 3).
   int calibration_degree = 3;
   /// δ = gram_ridge · (mean diagonal of Σ̂ + μI) added to the residual fit's normal matrix
@@ -148,7 +145,6 @@ class CalibratedLS : public detail::SolverBase<CalibratedLS, LeastSquares, NoPen
       fit.advance(E_next);
 
       const EpochReport report = fit.report(clock.seconds());
-      if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
       const bool stop = notify_end_epoch(report, [&]() -> const StagedModel<Scalar>& { return fit.model; }, callbacks...);
       if (const auto verdict = detail::epoch_verdict(options_, true, fit.measure <= options_.tol, stop, report.seconds)) {
         status = *verdict;

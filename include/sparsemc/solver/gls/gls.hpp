@@ -50,8 +50,6 @@ struct GLSOptions {
   double time_limit = 0.0;
   /// Fit an unpenalised intercept b ∈ R^K (a column of ones appended to X in Σ̂).
   bool fit_intercept = false;
-  /// Print one progress line per iteration to std::cerr.
-  bool verbose = false;
   /// L, the Lipschitz constant of the link g = ∇Φ in the preconditioner LΣ̂ + μI; 0 takes the
   /// loss's curvature_bound: ½ for softmax (exact: the largest eigenvalue of diag(p) − ppᵀ),
   /// 1 for the identity. The paper uses L = 1 for softmax (valid, twice as cautious).
@@ -207,9 +205,12 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
         detail::gls::second_moment(problem, intercept, options_.single_precision_gram, nullptr, sums),
         lipschitz<Scalar>(K), penalty_.mu, d, options_.gram_ridge);
     notify_begin(callbacks...);
-    const detail::gls::RunSettings settings{options_.tol,         options_.max_epochs, options_.time_limit,
-                                            options_.accelerated, options_.verbose,    options_.memory,
-                                            options_.curvature_refresh};
+    const detail::gls::RunSettings settings{.tol = options_.tol,
+                                            .max_epochs = options_.max_epochs,
+                                            .time_limit = options_.time_limit,
+                                            .accelerated = options_.accelerated,
+                                            .memory = options_.memory,
+                                            .refresh = options_.curvature_refresh};
     const auto refresh = [&](const ClassMatrix<Scalar>& D, detail::gls::Preconditioner<Scalar>& Q) {
       refresh_metric(problem, D, Q, sums);
     };

@@ -62,8 +62,6 @@ struct StagewiseOptions {
   std::uint64_t seed = 0;
   /// Fit an unpenalised intercept in every block.
   bool fit_intercept = false;
-  /// Print one progress line per stage to std::cerr.
-  bool verbose = false;
   /// p: features per block (`--block-size`); the paper uses 512 or 1024.
   std::int64_t block_size = 512;
   /// GEN (see StagewiseFeatures).
@@ -252,7 +250,6 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
       }
       fit.advance(E_next);
       const EpochReport report = fit.report(clock.seconds());
-      if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
       const bool stop = notify_end_epoch(report, [&]() -> const StagedModel<Scalar>& { return fit.model; }, callbacks...);
       if (const auto verdict = detail::epoch_verdict(options_, true, false, stop, report.seconds)) {
         status = *verdict;
@@ -281,7 +278,7 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
     s.mu = penalty_.mu;
     s.gram_ridge = options_.gram_ridge;
     s.lipschitz = static_cast<double>(Link::template curvature_bound<Scalar>(problem.n_classes()));
-    s.run = detail::gls::RunSettings{options_.tol, identity ? 1 : options_.inner_epochs, 0.0, false, false};
+    s.run = detail::gls::RunSettings{.tol = options_.tol, .max_epochs = identity ? 1 : options_.inner_epochs};
     return s;
   }
 

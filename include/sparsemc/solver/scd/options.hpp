@@ -31,8 +31,6 @@ struct SCDOptions {
   std::uint64_t seed = 0;
   /// Fit an unpenalised intercept b ∈ R^K; b_r are K more coordinates (columns of ones).
   bool fit_intercept = false;
-  /// Print one progress line per epoch to std::cerr.
-  bool verbose = false;
   /// Uniform i.i.d. draws (Algorithms 1, 2, 4) or a random permutation per epoch.
   CoordinateOrder order = CoordinateOrder::uniform;
   /// Smooth variants: drop a zero coordinate whose violation is 0 with a margin,

@@ -13,7 +13,6 @@
 #include <Eigen/Core>
 
 #include <cstdint>
-#include <iostream>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -165,7 +164,6 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
         const bool finite = engine.evaluate();
         const bool certified = finite && engine.certify_if_due();
         const EpochReport report = engine.report(clock.seconds());
-        if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
         const bool stop = notify_end_epoch(report, make_model, callbacks...);
         if (const auto verdict = detail::epoch_verdict(options_, finite, certified, stop, report.seconds)) {
           status = *verdict;

@@ -49,8 +49,6 @@ struct SequentialDualOptions {
   double time_limit = 0.0;
   /// Seed of the sample order (a fresh permutation of the active samples every epoch).
   std::uint64_t seed = 0;
-  /// Print one progress line per epoch to std::cerr.
-  bool verbose = false;
   /// The first level of the dual violation max_i (max_m G_im − min_m G_im) that asks for the
   /// certificate at a full pass (LIBLINEAR's `-e`, default 0.1); it is tightened each time the
   /// gap refuses to certify (solver/certificate_schedule.hpp).
@@ -221,7 +219,6 @@ class SequentialDual
           certified = gap.relative() <= options_.tol;
           schedule.evaluated(full_violation, gap.relative(), options_.tol);
         }
-        if (options_.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
         const bool stop = notify_end_epoch(
             report, [&] { return LinearModel<Scalar>(W_, ClassVector<Scalar>(), labels_); }, callbacks...);
         const auto verdict = detail::epoch_verdict(options_, std::isfinite(violation), certified, stop, report.seconds);

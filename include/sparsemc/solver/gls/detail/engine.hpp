@@ -22,7 +22,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <iostream>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -45,7 +44,6 @@ struct RunSettings {
   std::int64_t max_epochs = 1000;
   double time_limit = 0.0;
   bool accelerated = false;
-  bool verbose = false;
   int memory = 0;  ///< > 0: the quasi-Newton scheme (run_quasi_newton) with this many pairs
   std::int64_t refresh = 0;  ///< quasi-Newton: rebuild the preconditioner every this many iterations (0: never)
 };
@@ -280,7 +278,6 @@ RunOutcome run(const Loss& loss, const Prob& problem, const Preconditioner<Scala
     if (engine.confirm_at_w()) continue;
     if (!engine.step()) return engine.outcome(Status::numerical_issue);
     const EpochReport report = engine.report(sums.max(clock.seconds()));
-    if (settings.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
     const bool stop = sums.any(on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W)));
     if (const auto verdict = epoch_verdict(settings, true, false, stop, report.seconds)) {
       engine.measure_at_w();
@@ -602,7 +599,6 @@ RunOutcome run_quasi_newton(const Loss& loss, const Prob& problem, Preconditione
     if (engine.refresh_due()) engine.refresh_metric(refresh);
     const bool certified = engine.certify(certify);
     const EpochReport report = engine.report(sums.max(clock.seconds()));
-    if (settings.verbose) ProgressPrinter{std::cerr}.end_epoch(report);
     const bool stop = sums.any(on_epoch(report, static_cast<const ClassMatrix<Scalar>&>(W)));
     if (const auto verdict = epoch_verdict(settings, true, certified, stop, report.seconds))
       return engine.outcome(*verdict);
