@@ -1,7 +1,5 @@
-// Loss kernels over a batch of samples: gradient (and curvature) of each smooth loss, the
-// Crammer–Singer subgradient and prox, for K = 3, 100, 1000. Items/second = samples/second.
-//
-//   ./bench_loss --benchmark_filter=Prox      (multiclass prox: simplex path vs bi-simplex path)
+// Loss kernels over a batch of samples: gradient (and curvature) of each smooth loss and the
+// Crammer–Singer subgradient, for K = 3, 100, 1000. Items/second = samples/second.
 #include <benchmark/benchmark.h>
 
 #include <sparsemc/core/rng.hpp>
@@ -67,31 +65,15 @@ void CrammerSingerSubgradient(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kSamples));
 }
 
-// range(1): 0 = multiclass through the simplex projection (CrammerSinger::prox), 1 = the same
-// samples through the bi-simplex path used for multilabel sets, 2 = multilabel samples.
-void CrammerSingerProx(benchmark::State& state) {
-  const int mode = static_cast<int>(state.range(1));
-  const Batch batch(static_cast<std::size_t>(state.range(0)), mode == 2);
-  const double step = 0.5;
-  std::vector<double> out(batch.K), scratch;
-  for (auto _ : state)
-    for (std::size_t i = 0; i < kSamples; ++i) {
-      if (mode == 1) detail::separation_ranking_prox(batch.s(i), batch.classes[i], step, std::span<double>(out), scratch);
-      else CrammerSinger{}.prox(batch.s(i), batch.classes[i], step, std::span<double>(out), scratch);
-      benchmark::DoNotOptimize(out.data());
-    }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kSamples));
-}
-
 }  // namespace
 
 BENCHMARK_TEMPLATE(Gradient, SquaredHinge)->Arg(3)->Arg(100)->Arg(1000);
+BENCHMARK_TEMPLATE(Gradient, HuberHinge)->Arg(3)->Arg(100)->Arg(1000);
 BENCHMARK_TEMPLATE(Gradient, OvrSquaredHinge)->Arg(3)->Arg(100)->Arg(1000);
 BENCHMARK_TEMPLATE(Gradient, Logistic)->Arg(3)->Arg(100)->Arg(1000);
 BENCHMARK_TEMPLATE(Gradient, LeastSquares)->Arg(3)->Arg(100)->Arg(1000);
 BENCHMARK_TEMPLATE(Curvature, SquaredHinge)->Arg(3)->Arg(100)->Arg(1000);
 BENCHMARK_TEMPLATE(Curvature, Logistic)->Arg(3)->Arg(100)->Arg(1000);
 BENCHMARK(CrammerSingerSubgradient)->Arg(3)->Arg(100)->Arg(1000);
-BENCHMARK(CrammerSingerProx)->ArgsProduct({{3, 100, 1000}, {0, 1, 2}});
 
 BENCHMARK_MAIN();

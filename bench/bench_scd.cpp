@@ -74,7 +74,7 @@ void BM_coordinate_visit(benchmark::State& state) {
   fit.model.copy_to(W);
   std::size_t max_column = 0;
   for (Eigen::Index j = 0; j < problem.n_features(); ++j) max_column = std::max(max_column, problem.X.outer(j).size());
-  detail::CoordinateKernel<Loss, double, std::int32_t> kernel(Loss{}, problem, max_column, false);
+  kernels::CoordinateKernelFor<Loss, double, std::int32_t> kernel(Loss{}, problem, max_column, false);
   kernel.set_scores(problem.X, &W, nullptr);
   const auto d = static_cast<std::int32_t>(problem.n_features());
   const ClassIndex K = problem.n_classes();
@@ -83,7 +83,7 @@ void BM_coordinate_visit(benchmark::State& state) {
   ClassIndex r = 0;
   for (auto _ : state) {
     const auto col = problem.X.outer(j);
-    const auto part = kernel.template partial<detail::CoordinateNeed::curvature>(col, r);
+    const auto part = kernel.template partial<kernels::CoordinateNeed::curvature>(col, r);
     const auto change = kernel.template step<true>(col, r, 1e-3, part.gradient, part.curvature);
     benchmark::DoNotOptimize(change);
     kernel.undo(col, r);
@@ -102,7 +102,7 @@ void BM_coordinate_visit_crammer_singer(benchmark::State& state) {
   const auto problem = dna().problem<Eigen::ColMajor>();
   std::size_t max_column = 0;
   for (Eigen::Index j = 0; j < problem.n_features(); ++j) max_column = std::max(max_column, problem.X.outer(j).size());
-  detail::CoordinateKernel<CrammerSinger, double, std::int32_t> kernel(CrammerSinger{}, problem, max_column, false);
+  kernels::CoordinateKernelFor<CrammerSinger, double, std::int32_t> kernel(CrammerSinger{}, problem, max_column, false);
   kernel.set_scores(problem.X, nullptr, nullptr);
   const auto d = static_cast<std::int32_t>(problem.n_features());
   std::int64_t items = 0;

@@ -73,23 +73,22 @@ std::optional<Dataset<double>> read_dna() {
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------
-// The per-sample caches (detail/loss_state.hpp) against objective.hpp.
+// The losses' block kernels (loss/kernels/block_kernel.hpp) against objective.hpp.
 // ------------------------------------------------------------------------------------------------
 
 /// For one loss: block gradients and curvatures from the cache equal XᵀD and Σ c x² h from a
 /// fresh evaluation; a trial's objective difference equals the difference of (1) evaluated
 /// afresh; commit and apply leave a cache equal to a fresh one.
 template <class Loss, class Scalar>
-void check_kernel(bool multilabel) {
+void check_kernel(bool multilabel, const Loss& loss = Loss{}) {
   const ClassIndex K = 5;
   const std::int32_t n = 60, d = 12;
   RandomProblem<Scalar> rp(n, d, K, 0.35, 3, true, multilabel ? RandomLabels::up_to_three : RandomLabels::multiclass);
   const auto problem = rp.problem();
   auto [W, b] = random_point<Scalar>(d, K, 9, 0.6);
-  const Loss loss;
   const double tol = std::is_same_v<Scalar, float> ? 2e-5 : 1e-12;
 
-  detail::BlockKernel<Loss, Scalar, std::int32_t> kernel(loss, problem, static_cast<std::size_t>(n));
+  kernels::BlockKernelFor<Loss, Scalar, std::int32_t> kernel(loss, problem, static_cast<std::size_t>(n));
   kernel.set_scores(problem.X, W.data(), b.data());
   kernel.refresh();
   const auto stride = static_cast<Eigen::Index>(kernel.stride());
@@ -129,7 +128,7 @@ void check_kernel(bool multilabel) {
   ClassMatrix<Scalar> S_next;
   compute_scores(problem, W_next, b, S_next);
   const double L_next = loss_value(loss, problem, S_next);
-  const detail::Trial trial = kernel.trial(problem.X.outer(j), delta.data(), alpha);
+  const kernels::Trial trial = kernel.trial(problem.X.outer(j), delta.data(), alpha);
   CHECK(std::abs(trial.difference - (L_next - L)) <= 10 * tol * std::max(1.0, L));
   CHECK(trial.noise >= 0);
   CHECK(rel(kernel.loss_part(), L) <= 10 * tol);  // a trial changes nothing
@@ -188,6 +187,10 @@ void check_kernel(bool multilabel) {
 TEMPLATE_TEST_CASE("BlockCD caches give the exact block gradient, curvature and objective difference", "[bcd]",
                    float, double) {
   SECTION("squared hinge") { check_kernel<SquaredHinge, TestType>(false); }
+  SECTION("Huberised hinge") {
+    check_kernel<HuberHinge, TestType>(false);
+    check_kernel<HuberHinge, TestType>(false, HuberHinge(0.25));
+  }
   SECTION("one-vs-rest squared hinge") { check_kernel<OvrSquaredHinge, TestType>(false); }
   SECTION("one-vs-rest squared hinge, multilabel") { check_kernel<OvrSquaredHinge, TestType>(true); }
   SECTION("logistic") { check_kernel<Logistic, TestType>(false); }
@@ -218,7 +221,7 @@ double lipschitz_ratio() {
     for (Eigen::Index k = 0; k < K; ++k) step[k] = scale * (2 * uniform_real(rng) - 1);
     double column_sq = 0;
     for (auto [i, x] : problem.X.outer(j)) column_sq += problem.weight(i) * x * x;
-    const double K_j = Loss::template curvature_bound<double>(K) * column_sq / n;
+    const double K_j = loss.template curvature_bound<double>(K) * column_sq / n;
     ClassMatrix<double> S, D, G1, G2;
     compute_scores(problem, W, b, S);
     loss_score_gradient(loss, problem, S, D);

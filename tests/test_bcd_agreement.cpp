@@ -363,6 +363,7 @@ TEST_CASE("BlockCD at default options: converged means certified within 1e-3 of 
   for (const auto* shape : {&wide, &tall}) {
     const auto problem = shape->problem();
     certified_all<SquaredHinge>(problem);
+    certified_all<HuberHinge>(problem);
     certified_all<OvrSquaredHinge>(problem);
     certified_all<Logistic>(problem);
     certified_all<LeastSquares>(problem);

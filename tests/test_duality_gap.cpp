@@ -79,8 +79,8 @@ Scalar candidate(const Loss& loss, std::span<const Scalar> s, ClassSet y, std::s
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("loss conjugates satisfy Fenchel-Young", "[gap][loss]", SquaredHinge, OvrSquaredHinge, Logistic,
-                   LeastSquares, CrammerSinger) {
+TEMPLATE_TEST_CASE("loss conjugates satisfy Fenchel-Young", "[gap][loss]", SquaredHinge, HuberHinge, OvrSquaredHinge,
+                   Logistic, LeastSquares, CrammerSinger) {
   using Loss = TestType;
   const Loss loss;
   const ClassIndex K = 5;
@@ -170,6 +170,7 @@ void check_every_penalty(bool multilabel) {
 TEMPLATE_TEST_CASE("duality gap: weak duality and zero gap at the optimum", "[gap]", float, double) {
   using Scalar = TestType;
   SECTION("squared hinge") { check_every_penalty<SquaredHinge, Scalar>(false); }
+  SECTION("Huberised hinge") { check_every_penalty<HuberHinge, Scalar>(false); }
   SECTION("one-vs-rest squared hinge") {
     check_every_penalty<OvrSquaredHinge, Scalar>(false);
     check_every_penalty<OvrSquaredHinge, Scalar>(true);

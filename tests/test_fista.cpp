@@ -58,6 +58,11 @@ double brute_loss(const Eigen::VectorXd& s, ClassIndex y) {
   if constexpr (std::is_same_v<Loss, SquaredHinge>) {
     for (Eigen::Index r = 0; r < K; ++r)
       if (r != y) out += std::pow(std::max(0.0, 1 - s[y] + s[r]), 2);
+  } else if constexpr (std::is_same_v<Loss, HuberHinge>) {  // the default width δ = 1
+    for (Eigen::Index r = 0; r < K; ++r) {
+      const double z = 1 - s[y] + s[r];
+      if (r != y) out += z <= 0 ? 0.0 : z <= 1 ? 0.5 * z * z : z - 0.5;
+    }
   } else if constexpr (std::is_same_v<Loss, OvrSquaredHinge>) {
     for (Eigen::Index r = 0; r < K; ++r) out += std::pow(std::max(0.0, 1 - (r == y ? 1.0 : -1.0) * s[r]), 2);
   } else if constexpr (std::is_same_v<Loss, Logistic>) {
@@ -71,6 +76,8 @@ double brute_loss(const Eigen::VectorXd& s, ClassIndex y) {
     for (Eigen::Index r = 0; r < K; ++r)
       if (r != y) m = std::max(m, s[r]);
     out = std::max(0.0, 1 + m - s[y]);
+  } else {
+    static_assert(sizeof(Loss) == 0, "brute_loss: no textbook formula for this loss");
   }
   return out;
 }
@@ -595,6 +602,7 @@ void check_default_fista_all(std::int32_t n, std::int32_t d, std::uint64_t seed)
   };
   for (const bool intercept : {false, true}) {
     each_penalty(SquaredHinge{}, intercept);
+    each_penalty(HuberHinge{}, intercept);
     each_penalty(OvrSquaredHinge{}, intercept);
     each_penalty(Logistic{}, intercept);
     each_penalty(LeastSquares{}, intercept);

@@ -1,8 +1,8 @@
 // Losses (loss/): values against brute-force definitions, gradients and curvature diagonals
 // against finite differences, curvature bounds against sampled pairs and finite-difference
-// Hessians (and shown attained), subgradients by the subgradient inequality, the Crammer–Singer
-// prox by its optimality condition and by an independent minimisation, the logistic at ±1e6,
-// no allocation per call, and the concepts each loss models. Float and double, K = 1…1000.
+// Hessians (and shown attained), subgradients by the subgradient inequality, the logistic at
+// ±1e6, no allocation per call, and the concepts and traits each loss models. Float and double,
+// K = 1…1000.
 #include <catch2/catch.hpp>
 
 #include <sparsemc/core/rng.hpp>
@@ -104,6 +104,18 @@ long double brute_squared_hinge(const std::vector<Scalar>& s, const std::vector<
   return sum;
 }
 template <class Scalar>
+long double brute_huber_hinge(const HuberHinge& loss, const std::vector<Scalar>& s, const std::vector<ClassIndex>& y) {
+  const long double d = loss.smoothing;
+  long double sum = 0;
+  const auto c = static_cast<std::size_t>(y[0]);
+  for (std::size_t r = 0; r < s.size(); ++r)
+    if (r != c) {
+      const long double z = 1.0L - (static_cast<long double>(s[c]) - s[r]);
+      sum += z <= 0 ? 0.0L : z <= d ? z * z / (2 * d) : z - d / 2;
+    }
+  return sum;
+}
+template <class Scalar>
 long double brute_ovr(const std::vector<Scalar>& s, const std::vector<ClassIndex>& y) {
   long double sum = 0;
   for (std::size_t r = 0; r < s.size(); ++r) {
@@ -153,6 +165,16 @@ int kinks_near(const SquaredHinge&, const std::vector<Scalar>& s, const std::vec
   for (std::size_t r = 0; r < s.size(); ++r)
     if (r != c && std::abs(1.0 - double(s[c]) + double(s[r])) < h) ++count;
   return count;
+}
+template <class Scalar>
+int kinks_near(const HuberHinge& loss, const std::vector<Scalar>& s, const std::vector<ClassIndex>& y, double h) {
+  int count = 0;  // φ'' jumps by 1/δ at z = 0 and z = δ: each counts as ⌈1/(2δ)⌉ squared-hinge kinks (a jump of 2)
+  const auto c = static_cast<std::size_t>(y[0]);
+  for (std::size_t r = 0; r < s.size(); ++r) {
+    const double z = 1.0 - double(s[c]) + double(s[r]);
+    if (r != c && (std::abs(z) < h || std::abs(z - loss.smoothing) < h)) ++count;
+  }
+  return count * static_cast<int>(std::ceil(0.5 / loss.smoothing));
 }
 template <class Scalar>
 int kinks_near(const OvrSquaredHinge&, const std::vector<Scalar>& s, const std::vector<ClassIndex>& y, double h) {
@@ -222,18 +244,20 @@ struct Tolerance;
 template <>
 struct Tolerance<double> {
   static constexpr double fd_step = 1e-5, fd_rel = 1e-7, curvature_step = 1e-5, curvature_rel = 1e-6;
-  static constexpr double value_rel = 1e-12, bound_rel = 1e-6, prox_rel = 1e-9;
+  static constexpr double value_rel = 1e-12, bound_rel = 1e-6;
 };
 template <>
 struct Tolerance<float> {
   static constexpr double fd_step = 1e-2, fd_rel = 2e-3, curvature_step = 1e-3, curvature_rel = 2e-3;
-  static constexpr double value_rel = 1e-4, bound_rel = 2e-3, prox_rel = 2e-5;
+  static constexpr double value_rel = 1e-4, bound_rel = 2e-3;
 };
 
 // Calls f(loss, multilabel) for every (smooth loss, class-set kind) pair it supports.
 template <class F>
 void for_each_smooth_loss(F&& f) {
   f(SquaredHinge{}, false);
+  f(HuberHinge{}, false);
+  f(HuberHinge(0.3), false);
   f(OvrSquaredHinge{}, false);
   f(OvrSquaredHinge{}, true);
   f(Logistic{}, false);
@@ -243,8 +267,9 @@ void for_each_smooth_loss(F&& f) {
 }
 
 template <class Scalar, class L>
-long double brute_value(const L&, const std::vector<Scalar>& s, const std::vector<ClassIndex>& y) {
+long double brute_value(const L& loss, const std::vector<Scalar>& s, const std::vector<ClassIndex>& y) {
   if constexpr (std::is_same_v<L, SquaredHinge>) return brute_squared_hinge(s, y);
+  if constexpr (std::is_same_v<L, HuberHinge>) return brute_huber_hinge(loss, s, y);
   if constexpr (std::is_same_v<L, OvrSquaredHinge>) return brute_ovr(s, y);
   if constexpr (std::is_same_v<L, CrammerSinger>) return brute_separation_ranking(s, y);
   if constexpr (std::is_same_v<L, Logistic>) return brute_logistic(s, y);
@@ -288,15 +313,28 @@ TEST_CASE("a loss that declares bounded subgradients has them in [-1, 1] at any 
 
 TEMPLATE_TEST_CASE("each loss models exactly the concepts it should", "[loss][concepts]", float, double) {
   using S = TestType;
-  static_assert(SmoothLoss<SquaredHinge, S> && SubgradientLoss<SquaredHinge, S> && !ProximableLoss<SquaredHinge, S>);
-  static_assert(SmoothLoss<OvrSquaredHinge, S> && SubgradientLoss<OvrSquaredHinge, S> &&
-                !ProximableLoss<OvrSquaredHinge, S>);
-  static_assert(SmoothLoss<Logistic, S> && SubgradientLoss<Logistic, S> && !ProximableLoss<Logistic, S>);
-  static_assert(SmoothLoss<LeastSquares, S> && SubgradientLoss<LeastSquares, S> && !ProximableLoss<LeastSquares, S>);
-  static_assert(Loss<CrammerSinger, S> && SubgradientLoss<CrammerSinger, S> && ProximableLoss<CrammerSinger, S> &&
-                !SmoothLoss<CrammerSinger, S>);
-  static_assert(SquaredHinge::is_smooth && OvrSquaredHinge::is_smooth && Logistic::is_smooth &&
-                LeastSquares::is_smooth && !CrammerSinger::is_smooth);
+  static_assert(SmoothLoss<SquaredHinge, S> && SubgradientLoss<SquaredHinge, S>);
+  static_assert(SmoothLoss<OvrSquaredHinge, S> && SubgradientLoss<OvrSquaredHinge, S>);
+  static_assert(SmoothLoss<Logistic, S> && SubgradientLoss<Logistic, S>);
+  static_assert(SmoothLoss<LeastSquares, S> && SubgradientLoss<LeastSquares, S>);
+  static_assert(Loss<CrammerSinger, S> && SubgradientLoss<CrammerSinger, S> && !SmoothLoss<CrammerSinger, S>);
+  // The traits the solvers dispatch on (loss/concepts.hpp).
+  static_assert(ClassSeparableLoss<OvrSquaredHinge> && ClassSeparableLoss<LeastSquares> &&
+                !ClassSeparableLoss<SquaredHinge> && !ClassSeparableLoss<Logistic> && !ClassSeparableLoss<CrammerSinger>);
+  static_assert(SeparationRankingLoss<CrammerSinger> && !SeparationRankingLoss<SquaredHinge> &&
+                !SeparationRankingLoss<Logistic>);
+  static_assert(GeneralizedLinearLoss<Logistic> && GeneralizedLinearLoss<LeastSquares> &&
+                !GeneralizedLinearLoss<SquaredHinge> && !GeneralizedLinearLoss<CrammerSinger>);
+  static_assert(Logistic::inverse_link == InverseLink::softmax && LeastSquares::inverse_link == InverseLink::identity);
+  // The kernels they own (loss/kernels/): the fused ones, and the generic fallback for the rest.
+  static_assert(kernels::OwnsBlockKernel<SquaredHinge, S, std::int32_t> &&
+                kernels::OwnsBlockKernel<OvrSquaredHinge, S, std::int64_t> &&
+                kernels::OwnsBlockKernel<Logistic, S, std::int32_t> &&
+                !kernels::OwnsBlockKernel<LeastSquares, S, std::int32_t>);
+  static_assert(kernels::OwnsCoordinateKernel<CrammerSinger, S, std::int32_t> &&
+                !kernels::OwnsCoordinateKernel<LeastSquares, S, std::int32_t>);
+  static_assert(std::same_as<kernels::BlockKernelFor<LeastSquares, S, std::int32_t>,
+                             kernels::GenericBlockKernel<LeastSquares, S, std::int32_t>>);
   static_assert(!SquaredHinge::supports_multilabel && OvrSquaredHinge::supports_multilabel &&
                 CrammerSinger::supports_multilabel && Logistic::supports_multilabel &&
                 LeastSquares::supports_multilabel);
@@ -330,7 +368,7 @@ TEMPLATE_TEST_CASE("values match brute-force definitions", "[loss][value]", floa
     INFO(std::string(loss.name) << " K=" << K << " |y|=" << y.size() << " expected " << expected);
     CHECK(std::abs(got - expected) <= Tolerance<S>::value_rel * (1 + std::abs(expected)) * std::sqrt(double(K)));
     CHECK(loss.template subgradient<S>(s, y, g) == got);
-    if constexpr (std::decay_t<decltype(loss)>::is_smooth) CHECK(loss.template gradient<S>(s, y, g) == got);
+    if constexpr (SmoothLoss<std::decay_t<decltype(loss)>, S>) CHECK(loss.template gradient<S>(s, y, g) == got);
   };
   for (const std::size_t K : class_counts())
     for (int rep = 0; rep < 20; ++rep) {
@@ -349,22 +387,15 @@ TEMPLATE_TEST_CASE("values match brute-force definitions", "[loss][value]", floa
 TEST_CASE("values on hand-computed examples (the header examples)", "[loss][value]") {
   const std::vector<double> s{0.5, 1.0, -2.0};
   const std::vector<ClassIndex> one{1}, two{0, 1};
-  std::vector<double> g(3), x(3);
+  std::vector<double> g(3);
   CHECK(SquaredHinge{}.gradient<double>(s, one, g) == 0.25);
   CHECK(g == std::vector<double>{1, -1, 0});
   CHECK(OvrSquaredHinge{}.gradient<double>(s, two, g) == 0.25);
   CHECK(g == std::vector<double>{-1, 0, 0});
   CHECK(LeastSquares{}.gradient<double>(s, one, g) == 2.125);
   CHECK(g == std::vector<double>{0.5, 0, -2});
-  CHECK(CrammerSinger{}.value<double>(s, one) == 0.5);
-  CrammerSinger{}.prox<double>(s, one, 0.1, x);
-  CHECK(x[0] == Approx(0.4));
-  CHECK(x[1] == Approx(1.1));
-  CHECK(x[2] == -2.0);
-  CrammerSinger{}.prox<double>(s, one, 1.0, x);
-  CHECK(x[0] == Approx(0.25));
-  CHECK(x[1] == Approx(1.25));
-  CHECK(x[2] == -2.0);
+  CHECK(CrammerSinger{}.subgradient<double>(s, one, g) == 0.5);
+  CHECK(g == std::vector<double>{1, -1, 0});
   // Separation ranking: negatives {2}, positives {0, 1}: 1 + s_2 − min(s_0, s_1) < 0.
   CHECK(CrammerSinger{}.value<double>(s, two) == 0.0);
   // Degenerate class sets: no pair to separate.
@@ -443,8 +474,7 @@ TEMPLATE_TEST_CASE("curvature bounds hold on sampled pairs and bound the FD Hess
   Rng rng(41);
   for (const std::size_t K : class_counts()) {
     for_each_smooth_loss([&](auto loss, bool multilabel) {
-      using L = decltype(loss);
-      const double L_bound = L::template curvature_bound<S>(static_cast<ClassIndex>(K));
+      const double L_bound = loss.template curvature_bound<S>(static_cast<ClassIndex>(K));
       // ‖∇ℓ(s) − ∇ℓ(t)‖ ≤ L ‖s − t‖ for near and far pairs.
       for (int rep = 0; rep < 20; ++rep) {
         const auto s = random_scores<S>(rng, K, 2.0);
@@ -508,6 +538,11 @@ TEMPLATE_TEST_CASE("curvature bounds are attained (they are the suprema)", "[los
     CHECK(fd_lambda_max(SquaredHinge{}, zero, y, quadratic_step, rng) ==
           Approx(SquaredHinge::curvature_bound<double>(ClassIndex(K))).epsilon(T::bound_rel));
     CHECK(fd_lambda_max(OvrSquaredHinge{}, zero, y, quadratic_step, rng) == Approx(2.0).epsilon(T::bound_rel));
+    // The Huberised hinge with every margin z_r = 1 inside its quadratic zone (δ = 2): the
+    // squared hinge's Hessian scaled by 1/(2δ), λ_max = K/δ.
+    const HuberHinge wide(2.0);
+    CHECK(fd_lambda_max(wide, zero, y, quadratic_step, rng) ==
+          Approx(wide.curvature_bound<double>(ClassIndex(K))).epsilon(T::bound_rel));
     CHECK(fd_lambda_max(LeastSquares{}, zero, y, quadratic_step, rng) == Approx(1.0).epsilon(T::bound_rel));
     // Logistic at p = (½, ½, 0, …): λ_max(diag(p) − ppᵀ) = ½.
     std::vector<S> half(K, S(-40));
@@ -569,176 +604,6 @@ TEST_CASE("the Crammer-Singer subgradient is the gradient where the loss is diff
       for (std::size_t k = 0; k < K; ++k) CHECK(fd[k] == Approx(g[k]).margin(1e-6));
     }
   }
-}
-
-// ===== the Crammer–Singer prox ===============================================================
-
-namespace {
-
-// Independent reference: P_{τD}(u) = (a, −b) with a = P_{S_t}(u_N), b = P_{S_t}(−u_P) at the
-// mass t ∈ [0, τ] minimising φ(t) = ½ dist²(u_N, S_t) + ½ dist²(−u_P, S_t) (convex in t):
-// golden-section search on t, each simplex projection by the textbook sorted scan. Long double.
-struct SortedSimplex {
-  std::vector<long double> v;  // sorted decreasing
-  explicit SortedSimplex(std::vector<long double> values) : v(std::move(values)) {
-    std::sort(v.begin(), v.end(), std::greater<>());
-  }
-  // ρ with Σ (v − ρ)_+ = mass: the largest k with v_k > (Σ_{≤k} v − mass)/k.
-  [[nodiscard]] long double threshold(long double mass) const {
-    long double sum = 0, rho = v[0] - mass;
-    for (std::size_t k = 0; k < v.size(); ++k) {
-      sum += v[k];
-      const long double candidate = (sum - mass) / static_cast<long double>(k + 1);
-      if (v[k] > candidate) rho = candidate;
-      else break;
-    }
-    return rho;
-  }
-  [[nodiscard]] long double dist2(long double mass) const {
-    const long double rho = threshold(mass);
-    long double d = 0;
-    for (const long double x : v) d += std::min(x, rho) * std::min(x, rho);  // x − (x − ρ)_+
-    return d;
-  }
-};
-
-template <class Scalar>
-std::vector<long double> reference_prox(const std::vector<Scalar>& s, const std::vector<ClassIndex>& y,
-                                        long double step) {
-  const std::size_t K = s.size();
-  std::vector<long double> out(s.begin(), s.end());
-  if (y.empty() || y.size() == K) return out;
-  std::vector<long double> neg, pos;  // u_N and −u_P
-  for (std::size_t k = 0; k < K; ++k) {
-    if (contains(y, k)) pos.push_back(-static_cast<long double>(s[k]));
-    else neg.push_back(static_cast<long double>(s[k]) + 1);
-  }
-  const SortedSimplex N(neg), P(pos);
-  const auto phi = [&](long double t) { return N.dist2(t) + P.dist2(t); };
-  long double lo = 0, hi = step;
-  const long double ratio = (std::sqrt(5.0L) - 1) / 2;
-  for (int it = 0; it < 120; ++it) {
-    const long double a = hi - ratio * (hi - lo), b = lo + ratio * (hi - lo);
-    if (phi(a) <= phi(b)) hi = b;
-    else lo = a;
-  }
-  const long double t = (lo + hi) / 2;
-  const long double rn = N.threshold(t), rp = P.threshold(t);
-  for (std::size_t k = 0; k < K; ++k)
-    out[k] = contains(y, k) ? std::max<long double>(s[k], -rp) : std::min<long double>(s[k], rn - 1);
-  return out;
-}
-
-// prox of step·ℓ at s is x iff (s − x)/step ∈ ∂ℓ(x) = argmax_{v ∈ D} ⟨v, x + r⟩ (class comment).
-template <class Scalar>
-void check_prox_optimality(const std::vector<Scalar>& s, const std::vector<ClassIndex>& y, Scalar step,
-                           const std::vector<Scalar>& x, double tol) {
-  const std::size_t K = s.size();
-  double sum_neg = 0, sum_pos = 0, support = 0, scale = 1;
-  for (std::size_t k = 0; k < K; ++k) {
-    const double v = (double(s[k]) - double(x[k])) / double(step);
-    const bool positive = contains(y, k);
-    if (positive) {
-      CHECK(v <= tol / double(step));
-      sum_pos += v;
-    } else {
-      CHECK(v >= -tol / double(step));
-      sum_neg += v;
-    }
-    support += v * (double(x[k]) + (positive ? 0.0 : 1.0));
-    scale = std::max(scale, std::abs(double(x[k])));
-  }
-  if (y.empty() || y.size() == K) {
-    CHECK(sum_neg == 0);
-    CHECK(sum_pos == 0);
-    return;
-  }
-  const double mass_tol = tol * double(K) / double(step);
-  CHECK(std::abs(sum_neg + sum_pos) <= mass_tol);
-  CHECK(sum_neg <= 1 + mass_tol);
-  const double l = CrammerSinger{}.value<Scalar>(x, y);
-  CHECK(support >= l - mass_tol * scale - tol * double(K));
-}
-
-}  // namespace
-
-TEMPLATE_TEST_CASE("the Crammer-Singer prox is optimal and matches an independent minimisation", "[loss][prox]",
-                   float, double) {
-  using S = TestType;
-  const double rel = Tolerance<S>::prox_rel;
-  Rng rng(61);
-  std::vector<S> scratch;
-  for (const std::size_t K : class_counts()) {
-    const int reps = K >= 100 ? 3 : 30;
-    for (int rep = 0; rep < reps; ++rep)
-      for (const double step : {1e-3, 0.1, 1.0, 10.0, 1e3})
-        for (const double density : {-1.0, 0.0, 0.1, 0.5, 1.0}) {  // −1: multiclass
-          const double scale = rep % 3 == 0 ? 0.2 : 2.0;
-          const auto s = random_scores<S>(rng, K, scale);
-          const auto y = random_classes(rng, K, density >= 0, density);
-          std::vector<S> x(K);
-          CrammerSinger{}.prox<S>(s, y, static_cast<S>(step), x, scratch);
-          INFO("K=" << K << " |y|=" << y.size() << " step=" << step << " scale=" << scale);
-          const double tol = rel * (1 + scale + step) * 4;
-          check_prox_optimality<S>(s, y, static_cast<S>(step), x, tol);
-          const auto ref = reference_prox(s, y, static_cast<long double>(static_cast<S>(step)));
-          double err = 0;
-          for (std::size_t k = 0; k < K; ++k) err = std::max(err, double(std::abs(ref[k] - (long double)x[k])));
-          CHECK(err <= tol * std::sqrt(double(K)) + 1e-9);
-          // The multiclass path (simplex projection) and the bi-simplex path agree.
-          if (y.size() == 1) {
-            std::vector<S> z(K);
-            if (K > 1) detail::separation_ranking_prox<S>(s, y, static_cast<S>(step), z, scratch);
-            else z = s;
-            for (std::size_t k = 0; k < K; ++k) CHECK(std::abs(double(z[k]) - double(x[k])) <= tol);
-          }
-        }
-  }
-}
-
-TEST_CASE("the Crammer-Singer prox minimises its objective against perturbations (small K)", "[loss][prox]") {
-  Rng rng(67);
-  for (const std::size_t K : {std::size_t{2}, std::size_t{3}, std::size_t{4}}) {
-    for (int rep = 0; rep < 200; ++rep) {
-      const auto s = random_scores<double>(rng, K, 2.0);
-      const auto y = random_classes(rng, K, rep % 2 == 1, 0.5);
-      const double step = std::pow(10.0, 3 * uniform_real(rng) - 2);
-      std::vector<double> x(K);
-      CrammerSinger{}.prox<double>(s, y, step, x);
-      const auto psi = [&](const std::vector<double>& z) {
-        double d = 0;
-        for (std::size_t k = 0; k < K; ++k) d += (z[k] - s[k]) * (z[k] - s[k]);
-        return d / 2 + step * CrammerSinger{}.value<double>(z, y);
-      };
-      const double best = psi(x);
-      for (int trial = 0; trial < 200; ++trial) {
-        auto z = x;
-        const double radius = std::pow(10.0, -4 * uniform_real(rng));
-        for (auto& v : z) v += radius * (2 * uniform_real(rng) - 1);
-        CHECK(best <= psi(z) + 1e-12 * (1 + best));
-      }
-    }
-  }
-}
-
-TEST_CASE("the Crammer-Singer prox: identity cases, K = 1, aliasing-free scratch reuse", "[loss][prox]") {
-  const std::vector<double> s{3.0, 0.0, -1.0};
-  std::vector<double> x(3);
-  const std::vector<ClassIndex> right{0}, all{0, 1, 2};
-  CrammerSinger{}.prox<double>(s, right, 5.0, x);  // margin 2 ≥ 1: ℓ = 0
-  CHECK(x == s);
-  CrammerSinger{}.prox<double>(s, {}, 5.0, x);
-  CHECK(x == s);
-  CrammerSinger{}.prox<double>(s, all, 5.0, x);
-  CHECK(x == s);
-  const std::vector<ClassIndex> wrong{2};
-  CrammerSinger{}.prox<double>(s, wrong, 0.0, x);
-  CHECK(x == s);
-  const std::vector<double> one{0.7};
-  std::vector<double> x1(1);
-  const std::vector<ClassIndex> zero{0};
-  CrammerSinger{}.prox<double>(one, zero, 1.0, x1);
-  CHECK(x1[0] == 0.7);
 }
 
 // ===== logistic extremes =====================================================================
@@ -828,13 +693,13 @@ TEMPLATE_TEST_CASE("K = 1 is degenerate but well defined", "[loss]", float, doub
 }
 
 #if SPARSEMC_TEST_COUNT_ALLOCATIONS
-TEST_CASE("per-sample calls do not allocate (after the prox's warm-up)", "[loss]") {
+TEST_CASE("per-sample calls do not allocate", "[loss]") {
   const std::size_t K = 1000;
   Rng rng(81);
   const auto s = random_scores<double>(rng, K, 2.0);
   const std::vector<ClassIndex> one{3};
   const auto many = random_classes(rng, K, true, 0.2);
-  std::vector<double> g(K), x(K);
+  std::vector<double> g(K);
   double sink = 0;
   const auto run = [&] {
     sink += SquaredHinge{}.gradient<double>(s, one, g);
@@ -846,11 +711,8 @@ TEST_CASE("per-sample calls do not allocate (after the prox's warm-up)", "[loss]
       Logistic{}.curvature<double>(s, *y, g);
       sink += LeastSquares{}.gradient<double>(s, *y, g);
       sink += CrammerSinger{}.subgradient<double>(s, *y, g);
-      CrammerSinger{}.prox<double>(s, *y, 0.5, x);
-      CrammerSinger{}.prox<double>(s, *y, 50.0, x);
     }
   };
-  run();  // warm-up: the prox's thread_local scratch grows once
   const long before = allocation_count.load();
   run();
   const long after = allocation_count.load();

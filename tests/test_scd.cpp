@@ -8,7 +8,7 @@ using namespace sparsemc;
 using namespace sparsemc::scd_test;
 
 // ------------------------------------------------------------------------------------------------
-// The coordinate kernels (solver/scd/detail/coordinate_kernel.hpp) against brute force.
+// The losses' coordinate kernels (loss/kernels/coordinate_kernel.hpp) against brute force.
 // ------------------------------------------------------------------------------------------------
 
 /// For a smooth loss: a'(0), a''(0) and L_jr of every coordinate (and of the intercepts), the
@@ -16,8 +16,8 @@ using namespace sparsemc::scd_test;
 template <class Loss, class Scalar>
 void check_smooth_kernel(bool multilabel) {
   using Index = std::int32_t;
-  using Kernel = detail::CoordinateKernel<Loss, Scalar, Index>;
-  using Need = detail::CoordinateNeed;
+  using Kernel = kernels::CoordinateKernelFor<Loss, Scalar, Index>;
+  using Need = kernels::CoordinateNeed;
   const ClassIndex K = 4;
   const Index n = 37, d = 11;
   RandomProblem<Scalar> rp(n, d, K, 0.35, 3, true, multilabel ? RandomLabels::each_class : RandomLabels::multiclass);
@@ -115,6 +115,7 @@ TEMPLATE_TEST_CASE("scd kernels: coordinate derivatives, curvature, bounds, step
   check_smooth_kernel<OvrSquaredHinge, TestType>(false);
   check_smooth_kernel<OvrSquaredHinge, TestType>(true);
   check_smooth_kernel<SquaredHinge, TestType>(false);
+  check_smooth_kernel<HuberHinge, TestType>(false);
   check_smooth_kernel<Logistic, TestType>(false);
   check_smooth_kernel<Logistic, TestType>(true);
   check_smooth_kernel<LeastSquares, TestType>(true);  // the generic kernel
@@ -132,7 +133,7 @@ TEMPLATE_TEST_CASE("scd kernels: the Crammer-Singer subgradient component matche
     const auto problem = rp.problem();
     auto [W, b] = random_point<Scalar>(d, K, 4);
     b.setZero();
-    detail::CoordinateKernel<CrammerSinger, Scalar, Index> kernel(CrammerSinger{}, problem, static_cast<std::size_t>(n), false);
+    kernels::CoordinateKernelFor<CrammerSinger, Scalar, Index> kernel(CrammerSinger{}, problem, static_cast<std::size_t>(n), false);
     kernel.set_scores(problem.X, &W, nullptr);
     Rng rng(5);
     for (int round = 0; round < 4; ++round) {
@@ -169,15 +170,15 @@ TEST_CASE("scd kernels: the one-vs-rest mirror kernel is the binary problem of c
   auto [W, b] = random_point<double>(8, 2, 6);
   W.col(0) = -W.col(1);
   b[0] = -b[1];
-  detail::CoordinateKernel<OvrSquaredHinge, double, Index> full(OvrSquaredHinge{}, problem, 50, false);
-  detail::CoordinateKernel<OvrSquaredHinge, double, Index> mirror(OvrSquaredHinge{}, problem, 50, true);
+  kernels::CoordinateKernelFor<OvrSquaredHinge, double, Index> full(OvrSquaredHinge{}, problem, 50, false);
+  kernels::CoordinateKernelFor<OvrSquaredHinge, double, Index> mirror(OvrSquaredHinge{}, problem, 50, true);
   full.set_scores(problem.X, &W, &b);
   mirror.set_scores(problem.X, &W, &b);
   CHECK(rel(mirror.loss_part(), full.loss_part()) <= 1e-14);
   for (Index j = 0; j < 8; ++j) {
-    const auto a = full.partial<detail::CoordinateNeed::curvature>(problem.X.outer(j), 1);
-    const auto m = mirror.partial<detail::CoordinateNeed::curvature>(problem.X.outer(j), 1);
-    const auto a0 = full.partial<detail::CoordinateNeed::curvature>(problem.X.outer(j), 0);
+    const auto a = full.partial<kernels::CoordinateNeed::curvature>(problem.X.outer(j), 1);
+    const auto m = mirror.partial<kernels::CoordinateNeed::curvature>(problem.X.outer(j), 1);
+    const auto a0 = full.partial<kernels::CoordinateNeed::curvature>(problem.X.outer(j), 0);
     CHECK(a.gradient == m.gradient);
     CHECK(a.curvature == m.curvature);
     CHECK(std::abs(a0.gradient + a.gradient) <= 1e-15);  // the mirror class has the opposite derivative

@@ -24,6 +24,8 @@ TEMPLATE_TEST_CASE("scd / scd-ls: the optimum of (1) with every smooth loss and 
   check_smooth_variants<SquaredHinge, L1, Scalar>(L1{.lambda = 0.01, .mu = 0.02}, false, false, CoordinateOrder::uniform);
   check_smooth_variants<SquaredHinge, NoPenalty, Scalar>(NoPenalty{.lambda = 0, .mu = 0.05}, true, false,
                                                          CoordinateOrder::uniform);
+  check_smooth_variants<HuberHinge, L1, Scalar>(L1{.lambda = 0.005, .mu = 0}, true, false,
+                                                CoordinateOrder::permuted_cyclic);
   check_smooth_variants<Logistic, L1, Scalar>(L1{.lambda = 0.005, .mu = 0}, true, false, CoordinateOrder::uniform);
   check_smooth_variants<Logistic, L1, Scalar>(L1{.lambda = 0.003, .mu = 0.01}, false, true, CoordinateOrder::permuted_cyclic);
   check_smooth_variants<LeastSquares, L1, Scalar>(L1{.lambda = 0.01, .mu = 0}, true, true, CoordinateOrder::uniform);
@@ -291,8 +293,9 @@ TEST_CASE("scd / scd-ls / scd-rda at default options: converged is a certified r
   const RandomProblem<double> wide(30, 300, 3, 0.1, 101, true);  // d ≫ n, the sector shape
   const RandomProblem<double> tall(200, 12, 3, 0.5, 102, true);
   for (const auto& [rp, shape] : {std::pair{&wide, "wide"}, std::pair{&tall, "tall"}}) {
-    check_variant_defaults<Smooth, OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>(*rp, shape, 0.01);
-    check_variant_defaults<Adaptive, OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>(*rp, shape, 0.01);
+    check_variant_defaults<Smooth, OvrSquaredHinge, SquaredHinge, HuberHinge, Logistic, LeastSquares>(*rp, shape, 0.01);
+    check_variant_defaults<Adaptive, OvrSquaredHinge, SquaredHinge, HuberHinge, Logistic, LeastSquares>(*rp, shape,
+                                                                                                       0.01);
     check_variant_defaults<NonsmoothRDA, CrammerSinger, Logistic>(*rp, shape, 0.01);
   }
 }

@@ -258,25 +258,21 @@ Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const 
   };
   // The registry has checked that the solver takes the loss and the penalty (and fbpd-epi's η).
   const FitSettings& s = args.fit;
-  if (solver_name == "gls") {
-    dispatch(TypeList<Logistic, LeastSquares>{}, TypeList<NoPenalty>{}, s.loss, s.penalty, [&]<class Loss, class>() {
-      fit(GLS<Loss>(Loss{}, detail::penalty_from<NoPenalty>(s), solver_options<GLSOptions>(s)));
-    });
-  } else if (solver_name == "fbpd") {
-    dispatch(TypeList<CrammerSinger>{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
-      fit(FBPD<Loss, Penalty>(Loss{}, detail::penalty_from<Penalty>(s), solver_options<FBPDOptions>(s)));
-    });
-  } else if (solver_name == "fbpd-epi") {
-    dispatch(TypeList<CrammerSinger>{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
-      fit(FBPD<Loss, Penalty, Constrained>(Loss{}, detail::penalty_from<Penalty>(s), solver_options<FBPDOptions>(s)));
-    });
-  } else {
-    dispatch(AllLosses{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
-      if constexpr (SmoothLoss<Loss, Scalar>)
-        fit(ProxGradient<Loss, Penalty>(Loss{}, detail::penalty_from<Penalty>(s),
-                                        solver_options<ProxGradientOptions>(s)));
-    });
-  }
+  // By samples, FBPD runs its exact (separation ranking) form only: the smooth losses go to fista.
+  dispatch(AllLosses{}, AllPenalties{}, s.loss, s.penalty, [&]<class Loss, class Penalty>() {
+    const Penalty penalty = detail::penalty_from<Penalty>(s);
+    if (solver_name == "gls") {
+      if constexpr (GLSAccepts<Loss, Penalty>) fit(GLS<Loss>(Loss{}, penalty, solver_options<GLSOptions>(s)));
+    } else if (solver_name == "fbpd") {
+      if constexpr (SeparationRankingLoss<Loss>)
+        fit(FBPD<Loss, Penalty>(Loss{}, penalty, solver_options<FBPDOptions>(s)));
+    } else if (solver_name == "fbpd-epi") {
+      if constexpr (FBPDAccepts<Loss, Penalty, Constrained>)
+        fit(FBPD<Loss, Penalty, Constrained>(Loss{}, penalty, solver_options<FBPDOptions>(s)));
+    } else if constexpr (ProxGradientAccepts<Loss, Penalty, Scalar>) {
+      fit(ProxGradient<Loss, Penalty>(Loss{}, penalty, solver_options<ProxGradientOptions>(s)));
+    }
+  });
   result->model = detail::relabel(result->model, part.encoder().labels());
   result->model.provenance().solver = spec.name;
   return std::move(*result);

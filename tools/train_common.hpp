@@ -51,9 +51,9 @@ inline FitOptions add_fit_options(CLI::App& app, FitArgs& args, const std::strin
                  wrap("where the model is written; '-' writes it to stdout (the report then goes to stderr)"))
       ->required();
   app.add_option("--loss", args.fit.loss,
-                 wrap("loss l of (1) (default squared-hinge): squared-hinge (Weston-Watkins), ovr-squared-hinge "
-                      "(one-vs-rest), crammer-singer (multilabel: separation ranking), logistic (multinomial), "
-                      "least-squares"))
+                 wrap("loss l of (1) (default squared-hinge): squared-hinge (Weston-Watkins), huber-hinge (its "
+                      "Huberised hinge, smooth, width 1), ovr-squared-hinge (one-vs-rest), crammer-singer "
+                      "(multilabel: separation ranking), logistic (multinomial), least-squares"))
       ->type_name("NAME")
       ->check(one_of(names_of(AllLosses{})));
   app.add_option("--penalty", args.fit.penalty,

@@ -258,6 +258,12 @@ def loss_values(loss, S, Y):
             a = np.maximum(0.0, 1.0 - s[c] + s)
             a[c] = 0.0
             out[i] = np.sum(a * a)
+        elif loss == "huber-hinge":  # the tools' width δ = 1
+            c = y[0]
+            z = 1.0 - s[c] + s
+            phi = np.where(z <= 0.0, 0.0, np.where(z <= 1.0, 0.5 * z * z, z - 0.5))
+            phi[c] = 0.0
+            out[i] = np.sum(phi)
         elif loss == "ovr-squared-hinge":
             sign = -np.ones(K)
             sign[y] = 1.0

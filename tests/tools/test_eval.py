@@ -24,7 +24,7 @@ except ImportError:
 
 a = parse_args()
 t = Checks()
-LOSSES = ["squared-hinge", "ovr-squared-hinge", "crammer-singer", "logistic", "least-squares"]
+LOSSES = ["squared-hinge", "huber-hinge", "ovr-squared-hinge", "crammer-singer", "logistic", "least-squares"]
 PENALTIES = ["l1l2", "l1", "l1linf", "none"]
 MULTILABEL_LOSSES = ["ovr-squared-hinge", "crammer-singer", "logistic", "least-squares"]
 rng = np.random.default_rng(12345)

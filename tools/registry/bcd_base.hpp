@@ -11,8 +11,9 @@ namespace sparsemc::tools {
 
 /// The losses x penalties both step rules accept.
 struct BcdFamilyBase {
-  using Losses = TypeList<SquaredHinge, OvrSquaredHinge, Logistic, LeastSquares>;
-  using Penalties = TypeList<L1L2, L1, L1Linf, NoPenalty>;
+  /// Every smooth loss with any penalty (BlockCDAccepts, solver/bcd/block_cd.hpp).
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = BlockCDAccepts<Loss, Penalty>;
   /// Column-major: a block is a column of X (converted once from the file's rows).
   static constexpr int layout = Eigen::ColMajor;
 };

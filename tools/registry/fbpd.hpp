@@ -19,8 +19,8 @@ namespace sparsemc::tools {
 struct FbpdFamily {
   template <class Loss, class Penalty>
   using Solver = FBPD<Loss, Penalty, Regularised>;
-  using Losses = TypeList<CrammerSinger, SquaredHinge, OvrSquaredHinge, Logistic, LeastSquares>;
-  using Penalties = TypeList<L1L2, L1, L1Linf, NoPenalty>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = FBPDAccepts<Loss, Penalty, Regularised>;
   /// Row-major: one fused pass over the samples per iteration.
   static constexpr int layout = Eigen::RowMajor;
   static constexpr const char* name = "fbpd";
@@ -36,8 +36,8 @@ struct FbpdFamily {
 struct FbpdEpiFamily {
   template <class Loss, class Penalty>
   using Solver = FBPD<Loss, Penalty, Constrained>;
-  using Losses = TypeList<CrammerSinger>;
-  using Penalties = TypeList<L1L2, L1, L1Linf, NoPenalty>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = FBPDAccepts<Loss, Penalty, Constrained>;
   static constexpr int layout = Eigen::RowMajor;
   static constexpr const char* name = "fbpd-epi";
   static constexpr const char* summary =

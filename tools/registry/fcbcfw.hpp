@@ -15,8 +15,8 @@ namespace sparsemc::tools {
 struct FcbcfwFamily {
   template <class Loss, class Penalty>
   using Solver = FCBCFW<Loss, Penalty>;
-  using Losses = TypeList<CrammerSinger>;
-  using Penalties = TypeList<L1, NoPenalty>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = FCBCFWAccepts<Loss, Penalty>;
   static constexpr int layout = Eigen::RowMajor;
   static constexpr const char* name = "fcbcfw";
   static constexpr const char* summary =

@@ -14,8 +14,8 @@ namespace sparsemc::tools {
 struct FistaFamily {
   template <class Loss, class Penalty>
   using Solver = ProxGradient<Loss, Penalty>;
-  using Losses = TypeList<SquaredHinge, OvrSquaredHinge, Logistic, LeastSquares>;
-  using Penalties = TypeList<L1L2, L1, L1Linf, NoPenalty>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = ProxGradientAccepts<Loss, Penalty>;
   /// Row-major: the data as read, no conversion; Eigen parallelises its products in OpenMP builds.
   static constexpr int layout = Eigen::RowMajor;
   static constexpr const char* name = "fista";
@@ -30,7 +30,8 @@ struct FistaFamily {
   /// mnist with the squared hinge) — docs/bcd.md, "auto on tall data". Elsewhere the reference
   /// solver, chosen only when no specialised one accepts the problem.
   static int auto_priority(const FitSettings& s) {
-    const bool coupled = s.loss == SquaredHinge::name || s.loss == Logistic::name;
+    // HuberHinge shares SquaredHinge's Weston–Watkins block kernel, and with it that cost.
+    const bool coupled = s.loss == SquaredHinge::name || s.loss == HuberHinge::name || s.loss == Logistic::name;
     return coupled && s.n_features < s.n_samples ? 11 : 1;
   }
 };

@@ -139,8 +139,8 @@ Solver make_solver(const FitSettings& s) {
 struct GlsFamily {
   template <class Loss, class Penalty>
   using Solver = GLS<Loss>;
-  using Losses = TypeList<Logistic, LeastSquares>;
-  using Penalties = TypeList<NoPenalty>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = GLSAccepts<Loss, Penalty>;
   static constexpr int layout = Eigen::RowMajor;
   static constexpr const char* name = "gls";
   static constexpr const char* summary =
@@ -200,8 +200,8 @@ struct GlsFamily {
 struct GlsCalFamily {
   template <class Loss, class Penalty>
   using Solver = CalibratedLS;
-  using Losses = TypeList<LeastSquares>;
-  using Penalties = TypeList<NoPenalty>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = CalibratedLSAccepts<Loss, Penalty>;
   static constexpr int layout = Eigen::RowMajor;
   static constexpr const char* name = "gls-cal";
   static constexpr const char* summary =
@@ -239,8 +239,8 @@ struct GlsCalFamily {
 struct StagewiseFamily {
   template <class Loss, class Penalty>
   using Solver = Stagewise<Loss>;
-  using Losses = TypeList<LeastSquares, Logistic>;
-  using Penalties = TypeList<NoPenalty>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = StagewiseAccepts<Loss, Penalty>;
   static constexpr int layout = Eigen::RowMajor;
   static constexpr const char* name = "stagewise";
   static constexpr const char* summary =

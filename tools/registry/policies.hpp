@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <sparsemc/loss/crammer_singer.hpp>
+#include <sparsemc/loss/huber_hinge.hpp>
 #include <sparsemc/loss/least_squares.hpp>
 #include <sparsemc/loss/logistic.hpp>
 #include <sparsemc/loss/ovr_squared_hinge.hpp>
@@ -25,8 +26,10 @@ namespace sparsemc::tools {
 template <class... Types>
 struct TypeList {};
 
-/// Every loss and penalty the tools know, in the order --help lists them.
-using AllLosses = TypeList<SquaredHinge, OvrSquaredHinge, CrammerSinger, Logistic, LeastSquares>;
+/// Every loss and penalty the tools know (each default-constructed), in the order --help lists
+/// them. A loss added here is registered with every solver family whose concept it meets
+/// (registry.hpp), in sparsemc-train, sparsemc-eval and the Python package.
+using AllLosses = TypeList<SquaredHinge, HuberHinge, OvrSquaredHinge, CrammerSinger, Logistic, LeastSquares>;
 using AllPenalties = TypeList<L1L2, L1, L1Linf, NoPenalty>;
 
 /// The tool names of a type list's policies (their `name` members).

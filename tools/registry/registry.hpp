@@ -6,9 +6,11 @@
 ///
 /// The library is all templates (`BlockCD<Loss, Penalty, StepRule>`); the tool gets strings
 /// from the command line. The registry is where the two meet: each family describes itself
-/// once as a small struct, and `make_spec` instantiates its fit for every accepted
-/// (loss, penalty) pair, in float and double for the index type SPARSEMC_REGISTRY_INDEX, storing plain
-/// function pointers. The Python package (python/src/core.cpp) runs the same table.
+/// once as a small struct, and `make_spec` instantiates its fit for every pair of the tools'
+/// losses × penalties (AllLosses × AllPenalties, policies.hpp) that the solver's concept accepts,
+/// in float and double for the index type SPARSEMC_REGISTRY_INDEX, storing plain function
+/// pointers. A new loss in AllLosses is registered with every family whose concept it meets.
+/// The Python package (python/src/core.cpp) runs the same table.
 ///
 /// Adding a solver family = one file `tools/registry/<family>.hpp` plus one `#include` line in
 /// `tools/registry/families.hpp`. The file looks like this (see fista.hpp for a real one):
@@ -20,8 +22,9 @@
 ///   struct BcdLsFamily {
 ///     template <class Loss, class Penalty>
 ///     using Solver = BlockCD<Loss, Penalty, TsengYun>;     // built from (Loss, Penalty, Options)
-///     using Losses = TypeList<SquaredHinge, OvrSquaredHinge, Logistic>;
-///     using Penalties = TypeList<L1L2, L1, L1Linf>;
+///     // Which of the tools' losses × penalties (policies.hpp) it runs: the solver's own concept.
+///     template <class Loss, class Penalty>
+///     static constexpr bool accepts = BlockCDAccepts<Loss, Penalty>;
 ///     static constexpr int layout = Eigen::ColMajor;        // the Problem layout fit() takes
 ///     static constexpr const char* name = "bcd-ls";
 ///     static constexpr const char* summary = "block coordinate descent, Tseng-Yun line search";
@@ -441,38 +444,65 @@ std::vector<Result<Scalar>> path_with(const Dataset<Scalar, Index>& data, const 
 template <class Family, class Loss, class Penalty>
 using OptionsOf = typename Family::template Solver<Loss, Penalty>::Options;
 
-/// Fills the (Scalar, Index) tables of `spec` for every (Loss, Penalty) the family accepts.
-template <class Family, class Scalar, class Index, class... Losses, class... Penalties>
-void fill_tables(SolverSpec& spec, TypeList<Losses...>, TypeList<Penalties...>) {
-  constexpr bool staged_only = requires { requires Family::staged_only; };
-  auto& tables = spec.tables<Scalar, Index>();
-  auto one_loss = [&]<class Loss>() {
-    auto one_penalty = [&]<class Penalty>() {
-      const std::pair<std::string, std::string> key{std::string(Loss::name), std::string(Penalty::name)};
-      if constexpr (requires { &Family::staged; })
-        tables.staged[key] = &Family::template fit_staged<Loss, Penalty, Scalar, Index>;
-      if constexpr (!staged_only) {
-        tables.fit[key] = &fit_with<Family, Loss, Penalty, Scalar, Index>;
-        if constexpr (requires { requires Family::returns_heldout_best; })
-          tables.heldout[key] = &fit_heldout<Family, Loss, Penalty, Scalar, Index>;
-        using Solver = typename Family::template Solver<Loss, Penalty>;
-        if constexpr (requires(const Solver& solver, const CscProblem<Scalar, Index>& csc, std::span<const double> grid,
-                               ToolCallback& cb) { solver.fit_path(csc, grid, cb); })
-          tables.path[key] = &path_with<Family, Loss, Penalty, Scalar, Index>;
-      }
+/// Calls `f.template operator()<Loss, Penalty>()` for every pair of the tools' losses ×
+/// penalties that the family accepts, in the order of AllLosses × AllPenalties.
+template <class Family, class F>
+void for_each_accepted(F&& f) {
+  [&]<class... Losses>(TypeList<Losses...>) {
+    auto one_loss = [&]<class Loss>() {
+      [&]<class... Penalties>(TypeList<Penalties...>) {
+        auto one_pair = [&]<class Penalty>() {
+          if constexpr (Family::template accepts<Loss, Penalty>) f.template operator()<Loss, Penalty>();
+        };
+        (one_pair.template operator()<Penalties>(), ...);
+      }(AllPenalties{});
     };
-    (one_penalty.template operator()<Penalties>(), ...);
-  };
-  (one_loss.template operator()<Losses>(), ...);
+    (one_loss.template operator()<Losses>(), ...);
+  }(AllLosses{});
 }
 
+/// Fills the (Scalar, Index) tables of `spec` for every (Loss, Penalty) the family accepts.
+template <class Family, class Scalar, class Index>
+void fill_tables(SolverSpec& spec) {
+  constexpr bool staged_only = requires { requires Family::staged_only; };
+  auto& tables = spec.tables<Scalar, Index>();
+  for_each_accepted<Family>([&]<class Loss, class Penalty>() {
+    const std::pair<std::string, std::string> key{std::string(Loss::name), std::string(Penalty::name)};
+    if constexpr (requires { &Family::staged; })
+      tables.staged[key] = &Family::template fit_staged<Loss, Penalty, Scalar, Index>;
+    if constexpr (!staged_only) {
+      tables.fit[key] = &fit_with<Family, Loss, Penalty, Scalar, Index>;
+      if constexpr (requires { requires Family::returns_heldout_best; })
+        tables.heldout[key] = &fit_heldout<Family, Loss, Penalty, Scalar, Index>;
+      using Solver = typename Family::template Solver<Loss, Penalty>;
+      if constexpr (requires(const Solver& solver, const CscProblem<Scalar, Index>& csc, std::span<const double> grid,
+                             ToolCallback& cb) { solver.fit_path(csc, grid, cb); })
+        tables.path[key] = &path_with<Family, Loss, Penalty, Scalar, Index>;
+    }
+  });
+}
 
-template <class... Types>
-struct First;
-template <class T, class... Rest>
-struct First<TypeList<T, Rest...>> {
-  using type = T;
-};
+/// The names of the losses and of the penalties in the pairs the family accepts, each once, in
+/// the tools' order; and the defaults of its Options (the same type for every pair).
+template <class Family>
+void describe_accepted(SolverSpec& spec) {
+  auto add = [](std::vector<std::string>& names, std::string_view name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+  };
+  for_each_accepted<Family>([&]<class Loss, class Penalty>() {
+    add(spec.losses, Loss::name);
+    add(spec.penalties, Penalty::name);
+    using Options = OptionsOf<Family, Loss, Penalty>;
+    const Options defaults{};
+    spec.intercept = requires { defaults.fit_intercept; };
+    spec.seeded = requires { defaults.seed; };
+    if constexpr (requires { defaults.tol; }) spec.default_tol = static_cast<double>(defaults.tol);
+    if constexpr (requires { Family::default_max_epochs; })
+      spec.default_max_epochs = Family::default_max_epochs;  // when --max-epochs means something else
+    else if constexpr (requires { defaults.max_epochs; })
+      spec.default_max_epochs = static_cast<std::int64_t>(defaults.max_epochs);
+  });
+}
 
 }  // namespace detail
 
@@ -488,7 +518,7 @@ double compute_lambda_max(const Dataset<Scalar, Index>& data, const FitSettings&
     penalty.mu = s.mu;
     if constexpr (SmoothLoss<Loss, Scalar>)
       out = lambda_max(Loss{}, penalty, data.template problem<Eigen::RowMajor>(), s.fit_intercept);
-    else if constexpr (std::is_same_v<Loss, CrammerSinger>)
+    else if constexpr (SeparationRankingLoss<Loss>)
       out = crammer_singer_lambda_start(penalty, data.template problem<Eigen::RowMajor>());
   });
   return out;
@@ -498,23 +528,11 @@ double compute_lambda_max(const Dataset<Scalar, Index>& data, const FitSettings&
 /// filled, in float and double.
 template <class Family, class Index>
 SolverSpec make_spec() {
-  using L0 = typename detail::First<typename Family::Losses>::type;
-  using P0 = typename detail::First<typename Family::Penalties>::type;
-  using Options = detail::OptionsOf<Family, L0, P0>;
-  const Options defaults{};
   SolverSpec spec;
   spec.name = Family::name;
   spec.summary = Family::summary;
   spec.layout = Family::layout == Eigen::ColMajor ? "CSC" : "CSR";
-  spec.losses = names_of(typename Family::Losses{});
-  spec.penalties = names_of(typename Family::Penalties{});
-  spec.intercept = requires { defaults.fit_intercept; };
-  spec.seeded = requires { defaults.seed; };
-  if constexpr (requires { defaults.tol; }) spec.default_tol = static_cast<double>(defaults.tol);
-  if constexpr (requires { Family::default_max_epochs; })
-    spec.default_max_epochs = Family::default_max_epochs;  // when --max-epochs means something else
-  else if constexpr (requires { defaults.max_epochs; })
-    spec.default_max_epochs = static_cast<std::int64_t>(defaults.max_epochs);
+  detail::describe_accepted<Family>(spec);
   spec.auto_priority = &Family::auto_priority;
   if constexpr (requires { &Family::requirement; }) spec.requirement = &Family::requirement;
   if constexpr (requires { Family::extra_options; })
@@ -525,8 +543,8 @@ SolverSpec make_spec() {
   else if constexpr (staged_only)
     spec.stop = "its own criterion (--tol's help); a staged model is not certified for (1)";
   if constexpr (requires { &Family::staged; }) spec.staged = &Family::staged;
-  detail::fill_tables<Family, float, Index>(spec, typename Family::Losses{}, typename Family::Penalties{});
-  detail::fill_tables<Family, double, Index>(spec, typename Family::Losses{}, typename Family::Penalties{});
+  detail::fill_tables<Family, float, Index>(spec);
+  detail::fill_tables<Family, double, Index>(spec);
   return spec;
 }
 

@@ -16,7 +16,6 @@ namespace sparsemc::tools {
 
 /// What the three variants share.
 struct ScdFamilyBase {
-  using Penalties = TypeList<L1, NoPenalty>;
   /// Column-major: a coordinate w_jr reads column j of X (converted once from the file's rows).
   static constexpr int layout = Eigen::ColMajor;
 };
@@ -36,7 +35,8 @@ struct ScdSmoothFamilyBase : ScdFamilyBase {
 struct ScdFamily : ScdSmoothFamilyBase {
   template <class Loss, class Penalty>
   using Solver = SCD<Loss, Penalty, Smooth>;
-  using Losses = TypeList<OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = SCDAccepts<Loss, Penalty, Smooth>;
   static constexpr const char* name = "scd";
   static constexpr const char* summary =
       "stochastic coordinate descent, coordinate Lipschitz steps (Tao et al. 2012, Alg. 1)";
@@ -47,7 +47,8 @@ struct ScdFamily : ScdSmoothFamilyBase {
 struct ScdLsFamily : ScdSmoothFamilyBase {
   template <class Loss, class Penalty>
   using Solver = SCD<Loss, Penalty, Adaptive>;
-  using Losses = TypeList<OvrSquaredHinge, SquaredHinge, Logistic, LeastSquares>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = SCDAccepts<Loss, Penalty, Adaptive>;
   static constexpr const char* name = "scd-ls";
   static constexpr const char* summary =
       "stochastic coordinate descent, adaptive steps with backtracking (Tao et al. 2012, Alg. 2)";
@@ -66,7 +67,8 @@ struct ScdRdaFamily : ScdFamilyBase {
   /// requires of this variant), as Algorithm 4's step β_t = γ M_j √t assumes
   /// (solver/scd/variants.hpp): with the squared losses the gradients grow with the iterate and
   /// the default step diverged (F = 2e34 where F* = 1.92). Those have scd-ls.
-  using Losses = TypeList<CrammerSinger, Logistic>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = SCDAccepts<Loss, Penalty, NonsmoothRDA>;
   static constexpr const char* name = "scd-rda";
   static constexpr const char* summary =
       "stochastic coordinate descent by regularised dual averaging, averaged iterate (Tao et al. 2012, Alg. 4)";

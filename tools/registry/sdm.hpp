@@ -15,8 +15,8 @@ namespace sparsemc::tools {
 struct SdmFamily {
   template <class Loss, class Penalty>
   using Solver = SequentialDual<Loss, Penalty>;
-  using Losses = TypeList<CrammerSinger>;
-  using Penalties = TypeList<NoPenalty, L1>;
+  template <class Loss, class Penalty>
+  static constexpr bool accepts = SequentialDualAccepts<Loss, Penalty>;
   static constexpr int layout = Eigen::RowMajor;
   static constexpr const char* name = "sdm";
   static constexpr const char* summary =

@@ -1,20 +1,28 @@
 #pragma once
 /// \file concepts.hpp
-/// What a loss policy is. A loss is a stateless object evaluating ℓ(s, y) for one sample in
-/// score space: s ∈ R^K are the sample's scores s = Wᵀx + b, y is its class set (one class
-/// for multiclass data, any number for multilabel data). Objective (1) weighs it by c_i/n.
+/// What a loss policy is. A loss is a small copyable object (stateless, or with parameters as
+/// HuberHinge's width) evaluating ℓ(s, y) for one sample in score space: s ∈ R^K are the
+/// sample's scores s = Wᵀx + b, y is its class set (one class for multiclass data, any number
+/// for multilabel data). Objective (1) weighs it by c_i/n; a default-constructed loss is what
+/// the tools run.
 ///
 /// Solvers `require` only the capability they use:
 ///   - `Loss`:            value(s, y)
 ///   - `SmoothLoss`:      + gradient(s, y, g) (writes ∇ℓ, returns ℓ), curvature(s, y, h)
 ///                          (diagonal of the generalised Hessian, Blondel eq. 6) and
-///                          curvature_bound(K) (sup over s of the largest Hessian eigenvalue)
+///                          curvature_bound(K) (sup over s of the largest Hessian eigenvalue;
+///                          a member, static or not, so that it may use the loss's parameters)
 ///   - `SubgradientLoss`: + subgradient(s, y, g) (writes one element of ∂ℓ, returns ℓ)
-///   - `ProximableLoss`:  + prox(s, y, step, out): prox of step·ℓ at s (Chierchia Prop. 3.1)
 ///   - `ConjugateLoss`:   + conjugate(a, y) = ℓ*(a, y), the Fenchel conjugate at a dual vector
 ///                          a ∈ R^K, and `dual_domain`, the shape of dom ℓ*(·, y) that the
 ///                          duality gap of (1) needs to keep a dual point feasible when the
 ///                          intercept is fitted (solver/duality_gap.hpp, docs/math.md "Duality gap")
+///
+/// Traits a loss declares for the solvers that need its structure: `separates_classes`
+/// (ClassSeparableLoss), `bounded_subgradient` (BoundedSubgradientLoss), `inverse_link`
+/// (GeneralizedLinearLoss), `separation_ranking` (SeparationRankingLoss). For speed it may own
+/// a block kernel (BlockCD, loss/kernels/block_kernel.hpp) and a coordinate kernel (SCD,
+/// loss/kernels/coordinate_kernel.hpp); without them the solvers call its members per sample.
 ///
 /// A user's own loss only needs the members its solver asks for (see examples/custom_loss.cpp).
 
@@ -49,6 +57,29 @@ concept ClassSeparableLoss = requires {
   requires bool(L::separates_classes);
 };
 
+/// The inverse link g of a generalised linear loss, ∇ℓ(s, y) = g(s) − t_y with t_y the loss's
+/// target (Agarwal et al. 2014): the softmax (Logistic) or the identity (LeastSquares).
+enum class InverseLink {
+  identity,
+  softmax,
+};
+
+/// A generalised linear loss (it declares its `inverse_link`): GLS, CalibratedLS and Stagewise
+/// fit through ∇ℓ = g(s) − t_y.
+template <class L>
+concept GeneralizedLinearLoss = requires {
+  { L::inverse_link } -> std::convertible_to<InverseLink>;
+};
+
+/// A loss with the structure of PD-Sparse's separation ranking loss, ℓ(s, y) = (1 + max_{n∉y}
+/// s_n − min_{p∈y} s_p)_+ (the Crammer–Singer hinge for one class; it declares
+/// `separation_ranking = true`): its dual blocks are (bi-)simplices, on which FBPD's exact steps,
+/// FCBCFW and the sequential dual method are built.
+template <class L>
+concept SeparationRankingLoss = requires {
+  requires bool(L::separation_ranking);
+};
+
 template <class L, class Scalar>
 concept Loss = RealScalar<Scalar> &&
     requires(const L& loss, std::span<const Scalar> s, ClassSet y) {
@@ -62,7 +93,7 @@ concept SmoothLoss = Loss<L, Scalar> &&
     requires(const L& loss, std::span<const Scalar> s, ClassSet y, std::span<Scalar> out, ClassIndex K) {
       { loss.gradient(s, y, out) } -> std::same_as<Scalar>;
       { loss.curvature(s, y, out) } -> std::same_as<void>;
-      { L::template curvature_bound<Scalar>(K) } -> std::same_as<Scalar>;
+      { loss.template curvature_bound<Scalar>(K) } -> std::same_as<Scalar>;
     };
 
 template <class L, class Scalar>
@@ -78,12 +109,6 @@ concept SubgradientLoss = Loss<L, Scalar> &&
 template <class L, class Scalar>
 concept BoundedSubgradientLoss = (SmoothLoss<L, Scalar> || SubgradientLoss<L, Scalar>) &&
                                  requires { requires L::bounded_subgradient; };
-
-template <class L, class Scalar>
-concept ProximableLoss = Loss<L, Scalar> &&
-    requires(const L& loss, std::span<const Scalar> s, ClassSet y, Scalar step, std::span<Scalar> out) {
-      { loss.prox(s, y, step, out) } -> std::same_as<void>;
-    };
 
 template <class L, class Scalar>
 concept ConjugateLoss = Loss<L, Scalar> &&

@@ -1,60 +1,25 @@
 #pragma once
 /// \file crammer_singer.hpp
 /// The multiclass hinge of Crammer & Singer and its multilabel form, the separation ranking
-/// loss of PD-Sparse (Yen et al. 2016, eq. (2)); nonsmooth, with a subgradient and an exact prox.
+/// loss of PD-Sparse (Yen et al. 2016, eq. (2)); nonsmooth, with a subgradient.
+
+#include <Eigen/Core>
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <string_view>
 #include <vector>
 
-#include "../prox/bi_simplex.hpp"
-#include "../prox/simplex.hpp"
 #include "concepts.hpp"
 #include "detail/class_set.hpp"
+#include "kernels/coordinate_kernel.hpp"
 
 namespace sparsemc {
-
-namespace detail {
-
-/// prox of step·ℓ for the separation ranking loss ℓ(s) = (1 + max_{n∉y} s_n − min_{p∈y} s_p)_+,
-/// y and its complement N both nonempty (see CrammerSinger for the derivation):
-/// prox = s − P_{step·D}(s + r), and P_{step·D}(u) = (x on N, −z on P) where (x, z) is
-/// PD-Sparse's bi-simplex projection (Algorithm 2, prox/bi_simplex.hpp) of b = u_N, c = −u_P
-/// with cap C = step: x, z ≥ 0, Σx = Σz = t ≤ step. So out_n = s_n − x_n, out_p = s_p + z_p.
-/// `out` holds b and c while they are projected; `scratch` (the projection's work space, K
-/// entries) holds the result while it is scattered back. O(K + a log K) for a active entries.
-template <RealScalar Scalar>
-void separation_ranking_prox(std::span<const Scalar> s, ClassSet y, Scalar step, std::span<Scalar> out,
-                             std::vector<Scalar>& scratch) {
-  const std::size_t K = s.size(), n_neg = K - y.size();
-  std::size_t j = 0;
-  for_each_run(
-      K, y,
-      [&](std::size_t begin, std::size_t end) {
-        for (std::size_t r = begin; r < end; ++r) out[j++] = s[r] + Scalar(1);
-      },
-      [&](std::size_t p) { out[n_neg + (p - j)] = -s[p]; });  // p − j positives precede p
-  const Scalar moved = prox::project_bi_simplex(out.first(n_neg), out.subspan(n_neg), step, scratch);
-  if (!(moved > Scalar(0))) {  // t = 0: ℓ(s) = 0, the prox is the identity
-    std::copy(s.begin(), s.end(), out.begin());
-    return;
-  }
-  if (scratch.size() < K) scratch.resize(K);  // already K long after the projection: no-op
-  std::copy(out.begin(), out.end(), scratch.begin());
-  j = 0;
-  for_each_run(
-      K, y,
-      [&](std::size_t begin, std::size_t end) {
-        for (std::size_t r = begin; r < end; ++r) out[r] = s[r] - scratch[j++];
-      },
-      [&](std::size_t p) { out[p] = s[p] + scratch[n_neg + (p - j)]; });
-}
-
-}  // namespace detail
 
 /// Crammer–Singer multiclass hinge and, for multilabel data, the separation ranking loss
 /// (Yen et al. 2016, eq. (2); multiclass eq. (3)):
@@ -69,49 +34,37 @@ void separation_ranking_prox(std::span<const Scalar> s, ClassSet y, Scalar step,
 ///
 /// - subgradient: e_{n*} − e_{p*} (n* the first argmax over the negatives, p* the first argmin
 ///   over the positives) when ℓ > 0, else 0 (a valid choice also at the kink ℓ = 0).
-/// - prox(s, y, step, out) = argmin_x ½‖x − s‖² + step·ℓ(x, y), exact. Derivation (Chierchia
-///   et al. 2015, Prop. 3.1): ℓ = σ_D(· + r) is the support function of
-///   D = {v : v_n ≥ 0 (n ∉ y), v_p ≤ 0 (p ∈ y), Σ_N v_n = −Σ_P v_p ≤ 1} shifted by r = 1_{∉y},
-///   so by Moreau's decomposition prox_{step·ℓ}(s) = s − P_{step·D}(s + r).
-///   Multiclass (y = {c}): ℓ(s) = h(s) − s_c with Chierchia's h(u) = max_k (u_k + r_k) (eq. 6),
-///   and the prox of a function plus a linear term is a shifted prox, so
-///       prox_{step·ℓ}(s) = prox_{step·h}(s + step·e_c) = (s + step·e_c) − P_{S_step}(s + step·e_c + r),
-///   eq. (10) verbatim: one projection onto the simplex of mass `step` (prox/simplex.hpp,
-///   O(K) expected), after which out_r = min(s_r, τ − 1) (r ≠ c), out_c = min(s_c + step, τ)
-///   for the simplex threshold τ. A multilabel y projects onto step·D with PD-Sparse's
-///   bi-simplex projection (Algorithm 2, prox/bi_simplex.hpp; O(K + a log K), a active
-///   entries). Either way, when the step is large enough the prox lands exactly on the margin
-///   (ℓ(out) = 0), otherwise it moves a total mass `step` off the top negatives and onto the
-///   bottom positives. A sample with ℓ(s) = 0 is returned unchanged.
-/// - The projection onto the epigraph of the loss (Chierchia Prop. 3.3) is taken in the
-///   score-difference space of the paper's operator T; FBPD uses prox/epigraph_max.hpp for it.
+/// - the dual side (the duality gap, FBPD, FCBCFW, the sequential dual method): ℓ = σ_D(· + r)
+///   is the support function of D = {v : v_n ≥ 0 (n ∉ y), v_p ≤ 0 (p ∈ y), Σ_N v_n = −Σ_P v_p
+///   ≤ 1} shifted by r = 1_{∉y} (Chierchia et al. 2015, Prop. 3.1): its dual blocks are simplices
+///   (multiclass) or PD-Sparse's bi-simplices (multilabel), which those solvers project onto.
+///   FBPD's epigraph projection (Chierchia Prop. 3.3) is taken in the score-difference space of
+///   the paper's operator T (prox/epigraph_max.hpp).
 ///
-/// Nonsmooth: `is_smooth = false`; models Loss, SubgradientLoss and ProximableLoss, not
-/// SmoothLoss. value/subgradient cost O(K + |y|) and allocate nothing. prox needs work space:
-/// the overload with a `scratch` argument uses the caller's vector (grown to at least K entries,
-/// never shrunk: no allocation after the first call of the largest K); the concept's
-/// four-argument overload uses one thread_local vector per thread and Scalar. `out` must not
-/// overlap `s`; `step` must be ≥ 0.
+/// Nonsmooth: models Loss and SubgradientLoss, not SmoothLoss. value/subgradient cost
+/// O(K + |y|) and allocate nothing.
 ///
 /// \code
 ///   const sparsemc::CrammerSinger loss;
 ///   const std::array<double, 3> s{0.5, 1.0, -2.0};
 ///   const std::array<sparsemc::ClassIndex, 1> y{1};
-///   std::array<double, 3> x{};
-///   double l = loss.value<double>(s, y);        // 1 + 0.5 − 1 = 0.5
-///   loss.prox<double>(s, y, 0.1, x);            // {0.4, 1.1, -2}: both scores moved by 0.1
-///   loss.prox<double>(s, y, 1.0, x);            // {0.25, 1.25, -2}: margin reached exactly
+///   std::array<double, 3> g{};
+///   double l = loss.subgradient<double>(s, y, g);   // 1 + 0.5 − 1 = 0.5, g = {1, -1, 0}
 /// \endcode
 struct CrammerSinger {
   static constexpr std::string_view name = "crammer-singer";
   static constexpr bool supports_multilabel = true;
   /// Subgradients bounded by 1 entrywise (BoundedSubgradientLoss).
   static constexpr bool bounded_subgradient = true;
-  /// Piecewise linear, not differentiable: no gradient, use subgradient or prox.
-  static constexpr bool is_smooth = false;
+  /// The separation ranking structure (SeparationRankingLoss): FBPD's exact steps, FCBCFW and
+  /// the sequential dual method solve it through its (bi-)simplex dual blocks.
+  static constexpr bool separation_ranking = true;
   /// Multiclass: dom ℓ* = {p − e_y : p in the simplex}. (A multilabel y's domain D above is
   /// not of this shape: solver/duality_gap.hpp refuses the intercept's correction for it.)
   static constexpr DualDomain dual_domain = DualDomain::shifted_simplex;
+  /// Its coordinate kernel for SCD (defined below; loss/kernels/coordinate_kernel.hpp).
+  template <RealScalar Scalar, StorageIndex Index>
+  class CoordinateKernel;
 
   /// ℓ(s, y) = (1 + max_{n∉y} s_n − min_{p∈y} s_p)_+, 0 for an empty or full y.
   template <RealScalar Scalar>
@@ -153,49 +106,6 @@ struct CrammerSinger {
     return loss;
   }
 
-  /// out = prox_{step·ℓ(·, y)}(s) using the caller's scratch (see the class comment).
-  template <RealScalar Scalar>
-  void prox(std::span<const Scalar> s, ClassSet y, Scalar step, std::span<Scalar> out,
-            std::vector<Scalar>& scratch) const {
-    assert(out.size() == s.size());
-    assert(step >= Scalar(0));
-    assert(detail::valid_class_set(y, s.size()));
-    assert(out.data() + out.size() <= s.data() || s.data() + s.size() <= out.data());
-    const std::size_t K = s.size();
-    if (y.empty() || y.size() == K || step == Scalar(0)) {  // ℓ ≡ 0 or no step: identity
-      std::copy(s.begin(), s.end(), out.begin());
-      return;
-    }
-    if (y.size() > 1) {
-      detail::separation_ranking_prox(s, y, step, out, scratch);
-      return;
-    }
-    const auto c = static_cast<std::size_t>(y[0]);
-    Scalar rival = -std::numeric_limits<Scalar>::infinity();
-    for (std::size_t r = 0; r < c; ++r) rival = std::max(rival, s[r]);
-    for (std::size_t r = c + 1; r < K; ++r) rival = std::max(rival, s[r]);
-    if (Scalar(1) + rival - s[c] <= Scalar(0)) {  // ℓ(s) = 0: identity
-      std::copy(s.begin(), s.end(), out.begin());
-      return;
-    }
-    // Chierchia eq. (10) at z = s + step·e_c: out = z − P_{S_step}(z + r), r = 1 off c, where
-    // P_{S_step}(v) = (v − τ)_+: out_r = s_r − (s_r + 1 − τ)_+ = min(s_r, τ − 1) and
-    // out_c = min(s_c + step, τ). `out` holds v = z + r while τ is found.
-    for (std::size_t r = 0; r < K; ++r) out[r] = s[r] + Scalar(1);
-    out[c] = s[c] + step;
-    const Scalar tau = prox::simplex_threshold<Scalar>(out, step, scratch);
-    const Scalar cap = tau - Scalar(1);
-    for (std::size_t r = 0; r < K; ++r) out[r] = std::min(s[r], cap);
-    out[c] = std::min(s[c] + step, tau);
-  }
-
-  /// out = prox_{step·ℓ(·, y)}(s) with a thread_local scratch (the ProximableLoss signature).
-  template <RealScalar Scalar>
-  void prox(std::span<const Scalar> s, ClassSet y, Scalar step, std::span<Scalar> out) const {
-    thread_local std::vector<Scalar> scratch;
-    prox(s, y, step, out, scratch);
-  }
-
  private:
   /// The largest negative score and the smallest positive score with their (first) indices.
   template <RealScalar Scalar>
@@ -234,6 +144,136 @@ struct CrammerSinger {
         });
     return e;
   }
+};
+
+/// CrammerSinger (loss/crammer_singer.hpp): ℓ_i = (1 + hi_i − lo_i)_+ with hi_i the highest
+/// score outside y_i and lo_i the lowest score inside (multiclass: lo_i = s_iy). The kernel keeps
+/// both extremes and their classes, and the loss's subgradient e_{hi class} − e_{lo class} of
+/// each sample as the pair of classes (−1 when ℓ_i = 0), so that its coordinate component is
+/// O(1): [r = hi class] − [r = lo class]. A step keeps the extremes up to date in O(1), except
+/// when the extreme class itself moves inward (hi decreases, lo increases): an O(K) rescan.
+/// Samples with an empty or full class set have ℓ_i ≡ 0.
+template <RealScalar Scalar, StorageIndex Index>
+class CrammerSinger::CoordinateKernel : public kernels::CoordinateCache<Scalar, Index> {
+  using Base = kernels::CoordinateCache<Scalar, Index>;
+  using Base::cost_, Base::K_, Base::n_, Base::y_;
+
+ public:
+  using Column = typename Base::Column;
+  static constexpr bool mirror_symmetric = false;
+
+  CoordinateKernel(const CrammerSinger&, const CscProblem<Scalar, Index>& problem, std::size_t, bool) {
+    Base::allocate_base(problem);
+    S_.assign(n_ * K_, Scalar(0));
+    hi_.assign(n_, Scalar(0));
+    lo_.assign(n_, Scalar(0));
+    extreme_.assign(n_, Extreme{});
+    subgradient_.assign(n_, Pair{});
+    defined_.assign(n_, 0);
+    for (std::size_t i = 0; i < n_; ++i) defined_[i] = !y_[i].empty() && y_[i].size() < K_;
+    refresh();
+  }
+
+  void set_scores(const CscView<Scalar, Index>& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
+    for (std::size_t r = 0; r < K_; ++r) this->class_scores(X, W, b, static_cast<ClassIndex>(r), S_.data() + r * n_);
+    refresh();
+  }
+
+  double subgradient(const Column& col, ClassIndex r) const {
+    const Index* index = col.indices.data();
+    const Scalar* value = col.values.data();
+    kernels::Sum4 g;
+    kernels::unroll4(col.size(), [&](std::size_t p, auto lane) {
+      const auto i = static_cast<std::size_t>(index[p]);
+      const Pair e = subgradient_[i];
+      const int coefficient = static_cast<int>(e.negative == r) - static_cast<int>(e.positive == r);
+      g.lane[lane] += static_cast<double>(cost_[i] * value[p]) * coefficient;
+    });
+    return g.total();
+  }
+
+  template <bool Track>
+  kernels::LossChange step(const Column& col, ClassIndex r, Scalar z, double = 0.0, double = 0.0) {
+    static_assert(!Track, "the Crammer-Singer kernel serves the RDA variant, which needs no line search");
+    Scalar* s = S_.data() + static_cast<std::size_t>(r) * n_;
+    for (std::size_t p = 0; p < col.size(); ++p) {
+      const auto i = static_cast<std::size_t>(col.indices[p]);
+      const Scalar dz = z * col.values[p];
+      s[i] += dz;
+      if (!defined_[i]) continue;
+      Extreme& e = extreme_[i];
+      if (this->in_class_set(i, r)) {  // a positive class: lo_i = min over y_i
+        if (e.positive == r) {
+          if (dz <= Scalar(0) || y_[i].size() == 1) lo_[i] = s[i];
+          else rescan(i);
+        } else if (s[i] < lo_[i]) {
+          lo_[i] = s[i];
+          e.positive = r;
+        }
+      } else {  // a negative class: hi_i = max outside y_i
+        if (e.negative == r) {
+          if (dz >= Scalar(0)) hi_[i] = s[i];
+          else rescan(i);
+        } else if (s[i] > hi_[i]) {
+          hi_[i] = s[i];
+          e.negative = r;
+        }
+      }
+      update_subgradient(i);
+    }
+    return {};
+  }
+
+  double loss_part() const {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < n_; ++i)
+      if (defined_[i])
+        sum += static_cast<double>(cost_[i]) * static_cast<double>(std::max(Scalar(0), Scalar(1) + hi_[i] - lo_[i]));
+    return sum;
+  }
+
+ private:
+  /// A pair of classes: the highest negative and the lowest positive (or −1, −1).
+  struct Pair {
+    ClassIndex negative = -1, positive = -1;
+  };
+  using Extreme = Pair;
+
+  /// The subgradient's classes of sample i: its extremes when ℓ_i > 0, none otherwise.
+  void update_subgradient(std::size_t i) {
+    subgradient_[i] = Scalar(1) + hi_[i] - lo_[i] > Scalar(0) ? extreme_[i] : Pair{};
+  }
+
+  /// hi_i, lo_i and their classes from the scores of sample i, O(K).
+  void rescan(std::size_t i) {
+    Scalar hi = -std::numeric_limits<Scalar>::infinity(), lo = std::numeric_limits<Scalar>::infinity();
+    Pair e{0, 0};
+    for (std::size_t k = 0; k < K_; ++k) {
+      const Scalar v = S_[k * n_ + i];
+      const auto kc = static_cast<ClassIndex>(k);
+      if (this->in_class_set(i, kc)) {
+        if (v < lo) lo = v, e.positive = kc;
+      } else if (v > hi) {
+        hi = v, e.negative = kc;
+      }
+    }
+    hi_[i] = hi;
+    lo_[i] = lo;
+    extreme_[i] = e;
+  }
+  void refresh() {
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (!defined_[i]) continue;
+      rescan(i);
+      update_subgradient(i);
+    }
+  }
+
+  std::vector<Scalar> S_;              ///< scores, class-major
+  std::vector<Scalar> hi_, lo_;        ///< highest negative / lowest positive score
+  std::vector<Extreme> extreme_;       ///< their classes
+  std::vector<Pair> subgradient_;      ///< the subgradient's classes (−1 when ℓ_i = 0)
+  std::vector<std::uint8_t> defined_;  ///< y_i neither empty nor full
 };
 
 }  // namespace sparsemc

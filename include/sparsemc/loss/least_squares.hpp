@@ -34,8 +34,8 @@ namespace sparsemc {
 struct LeastSquares {
   static constexpr std::string_view name = "least-squares";
   static constexpr bool supports_multilabel = true;
-  /// Quadratic: models SmoothLoss.
-  static constexpr bool is_smooth = true;
+  /// ∇ℓ = s − 1_y: the identity link of GLS (GeneralizedLinearLoss).
+  static constexpr InverseLink inverse_link = InverseLink::identity;
   /// ℓ* = ½‖a‖² + ⟨a, t⟩ is finite everywhere.
   static constexpr DualDomain dual_domain = DualDomain::whole_space;
   /// One term per class: ClassSeparableLoss (loss/concepts.hpp).

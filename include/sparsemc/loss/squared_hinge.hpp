@@ -8,10 +8,12 @@
 #include <limits>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "concepts.hpp"
 #include "detail/class_set.hpp"
 #include "detail/positive_part.hpp"
+#include "kernels/weston_watkins.hpp"
 
 namespace sparsemc {
 
@@ -46,10 +48,49 @@ namespace sparsemc {
 struct SquaredHinge {
   static constexpr std::string_view name = "squared-hinge";
   static constexpr bool supports_multilabel = false;
-  /// Differentiable with a Lipschitz gradient: models SmoothLoss.
-  static constexpr bool is_smooth = true;
   /// dom ℓ* = {Σ_{r≠y} β_r (e_r − e_y) : β ≥ 0} ⊇ {q − e_y : q in the simplex}.
   static constexpr DualDomain dual_domain = DualDomain::shifted_simplex;
+
+  /// φ(z) = (z)_+² for the Weston–Watkins kernels (loss/kernels/weston_watkins.hpp), in the
+  /// units of Blondel et al.'s Algorithm 3: the slope a = (z)_+, φ' = 2a, φ'' = 2 where a > 0.
+  struct Margin {
+    static constexpr double gradient_factor() noexcept { return 2.0; }
+    static constexpr double curvature_factor() noexcept { return 2.0; }
+    template <RealScalar Scalar>
+    static Scalar slope(Scalar z) noexcept { return detail::positive_part(z); }
+    template <RealScalar Scalar>
+    static bool zone(Scalar a) noexcept { return a > Scalar(0); }
+    template <RealScalar Scalar>
+    static Scalar phi(Scalar z) noexcept {
+      const Scalar a = slope(z);
+      return a * a;
+    }
+    template <RealScalar Scalar>
+    static Scalar change(Scalar z0, Scalar z1) noexcept {
+      const Scalar a0 = slope(z0), a1 = slope(z1);
+      return (a1 - a0) * (a1 + a0);
+    }
+    template <class Row>
+    static auto slope_row(const Row& m) { return m.max(typename Row::Scalar(0)); }
+    template <class Row>
+    static auto value_row(const Row& m) { return m.max(typename Row::Scalar(0)).square().sum(); }
+    /// a = (m)_+ becomes a + d with d = max(min(m, 0) + u, −a) (= max(u, −m) on active margins:
+    /// no cancellation), so Σ a² changes by Σ d(2a + d).
+    template <class Row, class Move, class Array>
+    static std::pair<typename Row::Scalar, typename Row::Scalar> trial_row(const Row& m, const Move& u, Array& a,
+                                                                           Array& d, Array&) {
+      using Scalar = typename Row::Scalar;
+      a = m.max(Scalar(0));
+      d = (m.min(Scalar(0)) + u).max(-a);
+      return {(d * (Scalar(2) * a + d)).sum(), (a + d).square().sum()};
+    }
+  };
+  [[nodiscard]] static constexpr Margin margin() noexcept { return {}; }
+  /// Its block kernel for BlockCD and coordinate kernel for SCD: the Weston–Watkins pair over φ.
+  template <RealScalar Scalar, StorageIndex Index>
+  using BlockKernel = kernels::WestonWatkinsBlockKernel<SquaredHinge, Scalar, Index>;
+  template <RealScalar Scalar, StorageIndex Index>
+  using CoordinateKernel = kernels::WestonWatkinsCoordinateKernel<SquaredHinge, Scalar, Index>;
 
   /// ℓ(s, y) = Σ_{r≠y} max(0, 1 − s_y + s_r)².
   template <RealScalar Scalar>

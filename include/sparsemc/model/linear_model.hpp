@@ -41,6 +41,7 @@
 #include "../core/traits.hpp"
 #include "../data/feature_map.hpp"
 #include "../data/sparse_view.hpp"
+#include "../loss/logistic.hpp"
 
 namespace sparsemc {
 
@@ -541,7 +542,7 @@ class LinearModel {
     if (labels_.empty()) throw std::logic_error(std::string(what) + ": the model has no classes");
   }
   void require_logistic(const char* what) const {
-    if (provenance_.loss != "logistic")
+    if (provenance_.loss != Logistic::name)
       throw std::logic_error(std::string(what) + " needs a model trained with the logistic loss; this one has loss '" +
                              provenance_.loss + "', whose scores are not log-probabilities");
     require_classes(what);

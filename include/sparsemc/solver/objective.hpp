@@ -51,6 +51,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../core/class_matrix.hpp"
 #include "../core/parallel.hpp"
 #include "../core/rng.hpp"
 #include "../core/traits.hpp"
@@ -62,15 +63,6 @@
 #include "sample_sums.hpp"
 
 namespace sparsemc {
-
-/// Dense row-major matrix with one column per class: W (d × K), scores S and score
-/// gradients D (n × K), weight gradients G (d × K). The same type as LinearModel::RowMatrix.
-template <RealScalar Scalar>
-using ClassMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-/// A vector over the K classes (the intercept b and its gradient).
-template <RealScalar Scalar>
-using ClassVector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
 /// Read-only view of a ClassMatrix (or of a row-major block of one). The type_identity makes
 /// it a non-deduced parameter: Scalar is deduced from the Problem only.
@@ -417,7 +409,7 @@ ClassVector<Scalar> optimal_intercept(const Loss& loss, const Problem<Scalar, In
 
   // The curvature floor keeps the preconditioner positive where h vanishes (inactive hinge
   // terms, saturated softmax); 0 only when every sample has weight 0 (then b = 0 is optimal).
-  const Scalar floor = Scalar(1e-6) * Loss::template curvature_bound<Scalar>(K) * static_cast<Scalar>(total_weight);
+  const Scalar floor = Scalar(1e-6) * loss.template curvature_bound<Scalar>(K) * static_cast<Scalar>(total_weight);
   const double eps = static_cast<double>(std::numeric_limits<Scalar>::epsilon());
   double value = evaluate(b, g, h);
   const double g0 = static_cast<double>(g.template lpNorm<Eigen::Infinity>());

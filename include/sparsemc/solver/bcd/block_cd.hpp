@@ -42,6 +42,11 @@
 
 namespace sparsemc {
 
+/// What BlockCD solves (1) with: a smooth loss (its own block kernel makes it fast,
+/// loss/kernels/block_kernel.hpp) and any row-separable penalty.
+template <class Loss, class Penalty, class Scalar = double>
+concept BlockCDAccepts = SmoothLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>;
+
 /// Block coordinate descent for objective (1),
 ///
 ///     min_{W, b} F(W, b) = (1/n) Σ_i c_i ℓ(Wᵀx_i + b, y_i) + Σ_j P(W_j),   P = λR + (μ/2)‖·‖²,

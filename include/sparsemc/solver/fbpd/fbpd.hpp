@@ -33,6 +33,14 @@
 
 namespace sparsemc {
 
+/// What FBPD<…, Formulation> solves: a separation ranking loss (Crammer–Singer) exactly through
+/// its dual blocks, or — in the regularised form (1) only — a smooth loss by a forward step;
+/// any penalty.
+template <class Loss, class Penalty, class Formulation, class Scalar = double>
+concept FBPDAccepts =
+    sparsemc::Penalty<Penalty, Scalar> &&
+    (SeparationRankingLoss<Loss> || (std::same_as<Formulation, Regularised> && SmoothLoss<Loss, Scalar>));
+
 /// Forward–backward primal–dual solver for objective (1) with the exact Crammer–Singer hinge
 /// (Chierchia et al. 2015, Algorithms 1 and 2) or, through a forward (gradient) step, with any
 /// smooth loss; any penalty with a prox, on rows or on user-given feature blocks. The paper's
@@ -85,7 +93,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
   /// The registered solver name (provenance, tools): "fbpd" or "fbpd-epi".
   static constexpr std::string_view name = Formulation::solver_name;
   /// Whether the loss is the Crammer–Singer hinge, solved exactly through its dual blocks.
-  static constexpr bool exact_hinge = detail::fbpd_exact_hinge<Loss>;
+  static constexpr bool exact_hinge = SeparationRankingLoss<Loss>;
   static constexpr bool constrained = std::same_as<Formulation, Constrained>;
   static_assert(!constrained || exact_hinge,
                 "FBPD<Loss, Penalty, Constrained> needs the Crammer-Singer loss: the epigraph of a smooth loss "

@@ -150,6 +150,12 @@ struct FCBCFWOptions {
   }
 };
 
+/// What FCBCFW solves: PD-Sparse's problem, a separation ranking loss (Crammer–Singer; eq. 2–3)
+/// with the elastic net λ‖W‖₁ + (μ/2)‖W‖² (L1, or NoPenalty for λ = 0).
+template <class Loss, class Penalty>
+concept FCBCFWAccepts =
+    SeparationRankingLoss<Loss> && (std::same_as<Penalty, L1> || std::same_as<Penalty, NoPenalty>);
+
 /// Fully-corrective block-coordinate Frank–Wolfe (PD-Sparse, Yen et al. 2016, Algorithm 1) for
 /// objective (1) with the Crammer–Singer loss (multiclass, eq. 3) or its multilabel form, the
 /// separation ranking loss (eq. 2), and the elastic net:
@@ -191,7 +197,7 @@ template <class Loss, class Penalty>
 class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
   using Base = detail::SolverParts<Loss, Penalty, FCBCFWOptions>;
 
-  static_assert(std::same_as<Loss, CrammerSinger>,
+  static_assert(SeparationRankingLoss<Loss>,
                 "FCBCFW solves the Crammer-Singer / separation ranking loss only (PD-Sparse eq. 2-3): "
                 "use FCBCFW<CrammerSinger, L1>.");
   static_assert(std::same_as<Penalty, L1> || std::same_as<Penalty, NoPenalty>,

@@ -29,6 +29,11 @@
 
 namespace sparsemc {
 
+/// What ProxGradient solves (1) with: a smooth loss and any penalty. The tools register it for
+/// every loss × penalty of theirs that meets this (tools/registry/fista.hpp).
+template <class Loss, class Penalty, class Scalar = double>
+concept ProxGradientAccepts = SmoothLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>;
+
 /// Accelerated proximal gradient for objective (1),
 ///
 ///     min_{W, b} F(W, b) = L(W, b) + Σ_j P(W_j:),   L = (1/n) Σ_i c_i ℓ(Wᵀx_i + b, y_i),

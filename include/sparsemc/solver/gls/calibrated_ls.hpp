@@ -61,6 +61,12 @@ struct CalibratedLSOptions {
   }
 };
 
+/// What CalibratedLS solves: a generalised linear loss with the identity link (LeastSquares)
+/// and the ridge.
+template <class Loss, class Penalty>
+concept CalibratedLSAccepts = GeneralizedLinearLoss<Loss> && (Loss::inverse_link == InverseLink::identity) &&
+                              std::same_as<Penalty, NoPenalty>;
+
 /// Calibrated least squares, Algorithm 2 of Agarwal et al. (2014). From Ŷ⁽⁰⁾ = 0 (or a warm
 /// start's predictions), every iteration t
 ///

@@ -97,6 +97,11 @@ struct GLSOptions {
   }
 };
 
+/// What GLS solves: a generalised linear loss (∇ℓ = g(s) − t_y: Logistic, LeastSquares) with
+/// the ridge only.
+template <class Loss, class Penalty>
+concept GLSAccepts = GeneralizedLinearLoss<Loss> && std::same_as<Penalty, NoPenalty>;
+
 /// Generalized least squares, Algorithm 1 of Agarwal et al. (2014), for objective (1) with a
 /// GLM loss ℓ(s, y) = Φ(s) − yᵀs and ridge μ (no sparse penalty):
 ///
@@ -162,7 +167,7 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
   template <RealScalar Scalar>
   [[nodiscard]] double lipschitz(ClassIndex K) const {
     return options_.lipschitz > 0.0 ? options_.lipschitz
-                                    : static_cast<double>(Link::template curvature_bound<Scalar>(K));
+                                    : static_cast<double>(loss_.template curvature_bound<Scalar>(K));
   }
 
  private:
@@ -177,8 +182,9 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
   template <class Prob, class Scalar, class Sums, class... Callbacks>
   Result<Scalar> solve(const Prob& problem, const LinearModel<Scalar>* initial, const Sums& sums,
                        Callbacks&... callbacks) const {
-    static_assert(SmoothLoss<Link, Scalar>,
-                  "GLS needs a GLM loss whose gradient is link(s) − y: Logistic (softmax) or LeastSquares (identity).");
+    static_assert(GeneralizedLinearLoss<Link> && SmoothLoss<Link, Scalar>,
+                  "GLS needs a GLM loss whose gradient is link(s) − y (GeneralizedLinearLoss): Logistic (softmax) or "
+                  "LeastSquares (identity).");
     problem.validate();
     const Stopwatch clock;
     const Eigen::Index d = problem.n_features();

@@ -92,6 +92,10 @@ struct StagewiseOptions {
   }
 };
 
+/// What Stagewise solves: a generalised linear loss (identity or softmax link) with the ridge.
+template <class Loss, class Penalty>
+concept StagewiseAccepts = GeneralizedLinearLoss<Loss> && std::same_as<Penalty, NoPenalty>;
+
 /// Stagewise regression, Algorithm 3 of Agarwal et al. (2014). From Ŷ⁽⁰⁾ = 0, for t = 1..T:
 ///
 ///     x̃_i = GEN_t(x_i) ∈ R^p,
@@ -135,7 +139,7 @@ template <class Link>
 class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> {
   using Base = detail::SolverParts<Link, NoPenalty, StagewiseOptions>;
 
-  static_assert(std::is_same_v<Link, LeastSquares> || std::is_same_v<Link, Logistic>,
+  static_assert(GeneralizedLinearLoss<Link>,
                 "Stagewise fits blocks with the identity link (LeastSquares) or the softmax link (Logistic).");
 
  public:
@@ -146,7 +150,7 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
   Stagewise(Link link, NoPenalty ridge, Options options = {}) : Base(std::move(link), ridge, std::move(options)) {
     detail::require_nonnegative("mu", penalty_.mu);
     detail::require_finite("mu", penalty_.mu);
-    if (options_.calibrate && !std::is_same_v<Link, LeastSquares>)
+    if (options_.calibrate && Link::inverse_link != InverseLink::identity)
       throw std::invalid_argument("calibrate needs the identity link (Stagewise<LeastSquares>)");
   }
 
@@ -267,7 +271,7 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
   template <class Prob>
   detail::gls::StageSettings stage_settings(const Prob& problem) const {
     using Scalar = typename Prob::scalar_type;
-    constexpr bool identity = std::is_same_v<Link, LeastSquares>;
+    constexpr bool identity = Link::inverse_link == InverseLink::identity;
     detail::gls::StageSettings s;
     s.block_size = options_.block_size;
     s.seed = options_.seed;
@@ -277,7 +281,7 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
     s.intercept = options_.fit_intercept;
     s.mu = penalty_.mu;
     s.gram_ridge = options_.gram_ridge;
-    s.lipschitz = static_cast<double>(Link::template curvature_bound<Scalar>(problem.n_classes()));
+    s.lipschitz = static_cast<double>(loss_.template curvature_bound<Scalar>(problem.n_classes()));
     s.run = detail::gls::RunSettings{.tol = options_.tol, .max_epochs = identity ? 1 : options_.inner_epochs};
     return s;
   }

@@ -38,6 +38,14 @@
 
 namespace sparsemc {
 
+/// What SCD<…, Variant> solves (1) with: an entrywise penalty and a loss with a conjugate (the
+/// certificate) that is smooth (Algorithms 1, 2) or has subgradients bounded by 1 (Algorithm 4,
+/// whose steps assume the bound). Its own coordinate kernel makes it fast
+/// (loss/kernels/coordinate_kernel.hpp).
+template <class Loss, class Penalty, class Variant, class Scalar = double>
+concept SCDAccepts = ConjugateLoss<Loss, Scalar> && EntrywisePenalty<Penalty, Scalar> &&
+                     (Variant::dual_averaging ? BoundedSubgradientLoss<Loss, Scalar> : SmoothLoss<Loss, Scalar>);
+
 /// Stochastic coordinate descent for objective (1),
 ///
 ///     min_{W, b} F(W, b) = (1/n) Σ_i c_i ℓ(Wᵀx_i + b, y_i) + Σ_{j,r} p(w_jr),   p(ω) = λ|ω| + (μ/2)ω²,

@@ -29,6 +29,7 @@
 #include "../../core/validate.hpp"
 #include "../../data/problem.hpp"
 #include "../../loss/crammer_singer.hpp"
+#include "../../penalty/l1.hpp"
 #include "../../penalty/none.hpp"
 #include "../../model/linear_model.hpp"
 #include "../certificate_schedule.hpp"
@@ -60,6 +61,12 @@ struct SequentialDualOptions {
     detail::require_positive("first_trigger", first_trigger);
   }
 };
+
+/// What SequentialDual solves: the ridge-only Crammer–Singer SVM, a separation ranking loss with
+/// NoPenalty (or L1 at λ = 0, checked on construction).
+template <class Loss, class Penalty>
+concept SequentialDualAccepts =
+    SeparationRankingLoss<Loss> && (std::same_as<Penalty, NoPenalty> || std::same_as<Penalty, L1>);
 
 /// The sequential dual method for the Crammer–Singer SVM with the ridge term,
 ///
@@ -99,7 +106,7 @@ class SequentialDual
     : public detail::SolverBase<SequentialDual<Loss, Penalty>, Loss, Penalty, SequentialDualOptions> {
   using Base = detail::SolverBase<SequentialDual<Loss, Penalty>, Loss, Penalty, SequentialDualOptions>;
   friend Base;
-  static_assert(std::same_as<Loss, CrammerSinger>, "SequentialDual solves the Crammer-Singer SVM");
+  static_assert(SeparationRankingLoss<Loss>, "SequentialDual solves the Crammer-Singer SVM (SeparationRankingLoss)");
 
  public:
   using Options = SequentialDualOptions;

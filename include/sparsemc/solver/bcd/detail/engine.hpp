@@ -31,7 +31,8 @@
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
 #include "../../../data/problem.hpp"
-#include "../../../loss/ovr_squared_hinge.hpp"
+#include "../../../loss/concepts.hpp"
+#include "../../../loss/kernels/block_kernel.hpp"
 #include "../../../model/linear_model.hpp"
 #include "../../../penalty/concepts.hpp"
 #include "../../../penalty/l1l2.hpp"
@@ -40,7 +41,6 @@
 #include "../../duality_gap.hpp"
 #include "../../solver_base.hpp"
 #include "../options.hpp"
-#include "loss_state.hpp"
 
 namespace sparsemc::detail {
 
@@ -64,24 +64,25 @@ struct BcdColumns {
 /// the options and the λ values are held by reference: the engine lives inside one solve.
 template <class Loss, class Penalty, class StepRule, RealScalar Scalar, StorageIndex Index>
 class BcdEngine {
-  using Kernel = BlockKernel<Loss, Scalar, Index>;
+  using Kernel = kernels::BlockKernelFor<Loss, Scalar, Index>;
   using Column = typename Kernel::Column;
   using RowMap = Eigen::Map<const ClassVector<Scalar>>;
 
  public:
   static constexpr bool line_search = StepRule::line_search;
-  // One-vs-rest losses have a diagonal generalised Hessian in each block: with an entrywise
-  // penalty the block model takes each entry's own curvature h_jk (Tseng & Yun allow any
-  // positive diagonal; the line search keeps the descent), as LIBLINEAR's CDN does.
+  // A loss that separates over the classes (one-vs-rest) has a diagonal generalised Hessian in
+  // each block: with an entrywise penalty the block model takes each entry's own curvature h_jk
+  // (Tseng & Yun allow any positive diagonal; the line search keeps the descent), as LIBLINEAR's
+  // CDN does.
   static constexpr bool per_entry_curvature =
-      line_search && std::same_as<Loss, OvrSquaredHinge> && EntrywisePenalty<Penalty, Scalar>;
+      line_search && ClassSeparableLoss<Loss> && EntrywisePenalty<Penalty, Scalar>;
   // With the group penalty (L1L2), the block model takes the diagonal h_j itself as its metric
   // (prox/group_soft_threshold.hpp, G2) instead of max_k h_jk: on text data a feature's own
   // class has curvature ~m times the others' (m active margins), so the single constant held
   // the other classes' entries to steps m times too short. On sector (λ = 1e-4) it certifies
   // in 409 epochs where max_k h_jk had not after 1000.
   static constexpr bool diagonal_metric = line_search && std::same_as<Penalty, L1L2>;
-  // A kernel that can try and commit a step on a few classes (loss_state.hpp) gets δ's
+  // A kernel that can try and commit a step on a few classes (loss/kernels/block_kernel.hpp) gets δ's
   // nonzero classes when they are at most 1/sparse_move_share of K: an ℓ1 step moves few
   // entries of a row, and the whole-row trial and commit were two thirds of a one-vs-rest
   // epoch on sector.
@@ -122,7 +123,7 @@ class BcdEngine {
         blocks_(d_ + (intercept_ ? 1 : 0)),
         columns_(measure_columns(problem, intercept_)),
         intercept_stride_(intercept_stride(n_, d_, columns_.nnz)),
-        curvature_bound_(Loss::template curvature_bound<Scalar>(static_cast<ClassIndex>(K_))),
+        curvature_bound_(loss.template curvature_bound<Scalar>(static_cast<ClassIndex>(K_))),
         all_rows_(intercept_ ? n_ : 0),
         ones_(intercept_ ? n_ : 0, Scalar(1)),
         ones_column_{all_rows_, ones_},
@@ -157,7 +158,7 @@ class BcdEngine {
       listed_classes_.reserve(static_cast<std::size_t>(K_));
     }
     measure_at_zero();
-    if (warm_started_) start_from(*initial);
+    if (initial != nullptr) start_from(*initial);
     for (std::size_t j = 0; j < d_; ++j) nnz_rows_ += is_zero(row(j)) ? 0 : 1;
   }
 
@@ -829,7 +830,7 @@ class BcdEngine {
     Scalar alpha = 1;
     double P_try = descent.penalty_full;
     for (std::int32_t back = 0;; ++back) {
-      const Trial trial = try_step(col, alpha);
+      const kernels::Trial trial = try_step(col, alpha);
       const double bound = search_.sigma * static_cast<double>(alpha) * descent.predicted;
       if (trial.difference + (P_try - descent.penalty_before) <= bound) {
         commit_step(col, alpha);
@@ -843,7 +844,7 @@ class BcdEngine {
   }
 
   /// The kernel's trial of α δ over the column: class by class when moved_ lists δ's classes.
-  Trial try_step(const Column& col, Scalar alpha) {
+  kernels::Trial try_step(const Column& col, Scalar alpha) {
     if constexpr (sparse_moves)
       if (!moved_.empty()) return state_.trial(col, delta_.data(), alpha, std::span<const ClassIndex>(moved_));
     return state_.trial(col, delta_.data(), alpha);
@@ -931,7 +932,7 @@ class BcdEngine {
   std::vector<Index> all_rows_;   // the column of ones: its indices 0..n−1,
   std::vector<Scalar> ones_;      // its values,
   Column ones_column_;            // and the column itself
-  Kernel state_;                  // the per-sample caches (detail/loss_state.hpp)
+  Kernel state_;                  // the per-sample caches (the loss's block kernel)
   ClassMatrix<Scalar> W_;
   ClassVector<Scalar> b_;
   // G, H and δ are `stride` long for the kernel (zero past K); the rest are K long.

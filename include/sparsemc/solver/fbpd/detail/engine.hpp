@@ -56,11 +56,6 @@
 
 namespace sparsemc::detail {
 
-/// Whether FBPD solves `Loss` exactly through its dual blocks: the Crammer–Singer hinge, whose
-/// dual blocks (simplices) and epigraph the exact steps below project onto in closed form.
-template <class Loss>
-inline constexpr bool fbpd_exact_hinge = std::same_as<Loss, CrammerSinger>;
-
 /// The iterates and what is kept between iterations.
 template <RealScalar Scalar>
 struct FbpdIterates {
@@ -120,7 +115,9 @@ template <class Loss, class Penalty, class Formulation, RealScalar Scalar, Stora
           class Sums = LocalSums>
 class FbpdEngine {
  public:
-  static constexpr bool exact_hinge = fbpd_exact_hinge<Loss>;
+  // A separation ranking loss (Crammer–Singer) is solved exactly through its dual blocks, whose
+  // simplices and epigraph the exact steps below project onto in closed form.
+  static constexpr bool exact_hinge = SeparationRankingLoss<Loss>;
   static constexpr bool constrained = std::same_as<Formulation, Constrained>;
 
   /// Allocates the iterates (W = 0, b = 0, and for Crammer–Singer U = Y = 0) and sets ω.
@@ -416,7 +413,7 @@ class FbpdEngine {
       steps_.norm_A = options_.norm_safety * operator_norm();
     } else {  // forward step: τ = 2/β, no dual
       steps_.unit.tau0.assign(static_cast<std::size_t>(d_), 1.0);
-      steps_.norm_A = static_cast<double>(Loss::template curvature_bound<Scalar>(K_)) *
+      steps_.norm_A = static_cast<double>(loss_.template curvature_bound<Scalar>(K_)) *
                       weighted_gram_norm(problem_, intercept_, options_.seed, options_.power_iterations, sample_sums_) *
                       options_.norm_safety * options_.norm_safety;
       if (steps_.norm_A > 0.0) steps_.set(forward_step, 1.0 / steps_.norm_A);  // 𝒯 = 2/β

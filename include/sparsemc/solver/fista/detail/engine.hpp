@@ -238,7 +238,7 @@ class FistaEngine {
   /// L₀ = lipschitz_scale · curvature_bound(K) · ‖X̃ᵀCX̃/n‖₂ (power method) and the floor of L;
   /// X̃ = 0 makes ∇L constant: then any L works.
   void set_initial_step() {
-    double L0 = options_.lipschitz_scale * static_cast<double>(Loss::template curvature_bound<Scalar>(K_)) *
+    double L0 = options_.lipschitz_scale * static_cast<double>(loss_.template curvature_bound<Scalar>(K_)) *
                 weighted_gram_norm(problem_, options_.fit_intercept, options_.seed, options_.power_iterations, sums_);
     if (!(L0 > 0.0) || !std::isfinite(L0)) L0 = 1.0;
     L_ = L0;

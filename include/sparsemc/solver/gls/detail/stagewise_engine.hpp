@@ -52,7 +52,7 @@ class StagewiseEngine {
   using Index = typename Prob::index_type;
   using Model = StagedModel<Scalar>;
   static constexpr bool dense = is_dense_problem_v<Prob>;
-  static constexpr bool identity = std::is_same_v<Loss, LeastSquares>;
+  static constexpr bool identity = Loss::inverse_link == InverseLink::identity;
   using Csc = Eigen::SparseMatrix<Scalar, Eigen::ColMajor, std::conditional_t<dense, int, Index>>;
 
  public:

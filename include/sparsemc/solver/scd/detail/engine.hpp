@@ -28,12 +28,12 @@
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
 #include "../../../data/problem.hpp"
+#include "../../../loss/kernels/coordinate_kernel.hpp"
 #include "../../../model/linear_model.hpp"
 #include "../../duality_gap.hpp"
 #include "../../objective.hpp"
 #include "../../solver_base.hpp"
 #include "../options.hpp"
-#include "coordinate_kernel.hpp"
 
 namespace sparsemc::detail {
 
@@ -83,7 +83,7 @@ struct ScdAveragingHistory {
 /// lives inside one SCD::solve.
 template <class Loss, class Penalty, class Variant, RealScalar Scalar, StorageIndex Index, class Coord>
 class ScdEngine {
-  using Kernel = CoordinateKernel<Loss, Scalar, Index>;
+  using Kernel = kernels::CoordinateKernelFor<Loss, Scalar, Index>;
   using Column = typename Kernel::Column;
   using Point = ScdPoint<Scalar>;
 
@@ -108,7 +108,7 @@ class ScdEngine {
         mirror_(binary_mirror()),
         slots_(mirror_ ? 1 : static_cast<std::size_t>(K_)),
         multiplicity_(mirror_ ? 2.0 : 1.0),
-        groups_(Kernel::separable ? slots_ : 1),
+        groups_(ClassSeparableLoss<Loss> ? slots_ : 1),
         columns_(column_sums()),
         all_rows_(intercept_ ? n_ : 0),
         ones_(intercept_ ? n_ : 0, Scalar(1)),
@@ -238,9 +238,9 @@ class ScdEngine {
   /// What a visit of Algorithms 1 and 2 asks the kernel for: a'(0) always; a''(0) for the
   /// backtracking start of Algorithm 2; L_jr from the kernel only where it is not κ × the
   /// column's Σ c x²/n.
-  static constexpr CoordinateNeed need = Variant::line_search       ? CoordinateNeed::curvature
-                                         : Kernel::constant_bound ? CoordinateNeed::gradient
-                                                                  : CoordinateNeed::bound;
+  static constexpr kernels::CoordinateNeed need = Variant::line_search    ? kernels::CoordinateNeed::curvature
+                                                  : Kernel::constant_bound ? kernels::CoordinateNeed::gradient
+                                                                           : kernels::CoordinateNeed::bound;
 
   // ---- setup --------------------------------------------------------------------------------
 
@@ -345,7 +345,7 @@ class ScdEngine {
   /// The group of a coordinate: its class when the loss is separable over the classes
   /// (one-vs-rest: K independent binary problems), else the single group 0.
   [[nodiscard]] std::size_t group_of(Coord id) const {
-    return Kernel::separable ? static_cast<std::size_t>(id) % slots_ : 0;
+    return ClassSeparableLoss<Loss> ? static_cast<std::size_t>(id) % slots_ : 0;
   }
   [[nodiscard]] bool is_intercept(const Coordinate& k) const { return k.j == d_; }
   /// Column j of X, or for j = d the intercept's column of ones (all samples: O(n) per visit).
@@ -604,7 +604,7 @@ class ScdEngine {
       const std::size_t g = group_of(id);
       if (!violation_[g].checked) continue;
       const Coordinate k = decode(id);
-      const double gradient = kernel_.template partial<CoordinateNeed::gradient>(column(k.j), k.r).gradient;
+      const double gradient = kernel_.template partial<kernels::CoordinateNeed::gradient>(column(k.j), k.r).gradient;
       const double v = violation_at(k, at_zero ? Scalar(0) : weight(k), gradient);
       violation_[g].exact += v;
       if (reactivate && v > 0.0 && !is_active_[static_cast<std::size_t>(id)]) {
@@ -617,7 +617,7 @@ class ScdEngine {
   /// One coordinate of Algorithms 1 and 2: its violation (into the epoch's estimate), the
   /// shrinking test, the variant's step. True when the coordinate leaves the draws.
   bool proximal_visit(Coord id, const Coordinate& k, const Column& col, Scalar w) {
-    CoordinatePartial part = kernel_.template partial<need>(col, k.r);
+    kernels::CoordinatePartial part = kernel_.template partial<need>(col, k.r);
     if constexpr (Kernel::constant_bound) part.bound = kernel_.kappa() * columns_[k.j].squares;
     const double g = part.gradient;
     const double v = violation_at(k, w, g);
@@ -649,7 +649,7 @@ class ScdEngine {
   }
 
   /// Algorithm 1: one prox-gradient step with the coordinate bound, always a descent step.
-  void bound_step(const Coordinate& k, const Column& col, Scalar w, const CoordinatePartial& part) {
+  void bound_step(const Coordinate& k, const Column& col, Scalar w, const kernels::CoordinatePartial& part) {
     const Scalar w_new = proximal_point(k, w, part.gradient, part.bound);
     const Scalar z = w_new - w;
     if (z != Scalar(0)) {
@@ -661,7 +661,7 @@ class ScdEngine {
   /// Algorithm 2: start at the generalised second derivative (floored, eq. 9), take the
   /// closed-form step of eq. (8), keep it if the local Lipschitz condition holds along it, else
   /// undo it and grow L by β (eq. 10) — at most up to the coordinate bound.
-  void backtracking_step(const Coordinate& k, const Column& col, Scalar w, const CoordinatePartial& part) {
+  void backtracking_step(const Coordinate& k, const Column& col, Scalar w, const kernels::CoordinatePartial& part) {
     const auto& rule = options_.variant;
     const double g = part.gradient;
     double L = std::max(part.curvature, rule.epsilon * part.bound);
@@ -676,7 +676,7 @@ class ScdEngine {
       }
       // The tracked step moves the scores and reports ΔL's excess over the model with
       // curvature a''(0); rejected steps are undone exactly (saved values).
-      const LossChange change = kernel_.template step<true>(col, k.r, z, g, part.curvature);
+      const kernels::LossChange change = kernel_.template step<true>(col, k.r, z, g, part.curvature);
       const double dz = static_cast<double>(z);
       // (7): ΔL ≤ g z + (L/2) z², i.e. ΔL − (g z + (a''(0)/2) z²) ≤ ((L − a''(0))/2) z².
       const double allowance = rounding_allowance * machine_epsilon * change.magnitude;
@@ -783,7 +783,7 @@ class ScdEngine {
   std::vector<ScdColumn> columns_;  // d + 1: the intercept's last
   std::vector<Index> all_rows_;     // the intercept's column: every sample …
   std::vector<Scalar> ones_;        // … with value 1
-  // The per-sample cache (scores, slacks, …) of coordinate_kernel.hpp: all the solver's O(nK)
+  // The per-sample cache (scores, slacks, …) of the loss's coordinate kernel: all the solver's O(nK)
   // memory besides W, allocated here once; nothing is allocated per step or per epoch.
   Kernel kernel_;
   Rng rng_;  // the only source of randomness: the coordinate draws (and permutations)
