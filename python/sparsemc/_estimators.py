@@ -126,8 +126,9 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    loss : {"squared-hinge", "ovr-squared-hinge", "crammer-singer", "logistic", "least-squares"}
-        Multiclass squared hinge (multiclass y only), one-vs-rest squared hinge, Crammer–Singer
+    loss : {"squared-hinge", "huber-hinge", "ovr-squared-hinge", "crammer-singer", "logistic", "least-squares"}
+        Multiclass squared hinge (multiclass y only), its Huberised form (smooth, width 1;
+        multiclass y only), one-vs-rest squared hinge, Crammer–Singer
         hinge (for multilabel y: PD-Sparse's separation ranking loss), multinomial logistic (for
         multilabel y: cross-entropy to the uniform distribution over the sample's labels),
         least squares.
@@ -506,8 +507,10 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
         return {"_xfail_checks": dict(self._XFAIL_CHECKS)}
 
 
-_LOSSES = ("squared-hinge", "ovr-squared-hinge", "crammer-singer", "logistic", "least-squares")
-_PENALTIES = ("l1l2", "l1", "l1linf", "none")
+# The losses and penalties of the compiled registry (tools/registry/policies.hpp): a loss added
+# there is one here too.
+_LOSSES = tuple(_core.losses())
+_PENALTIES = tuple(_core.penalties())
 
 
 def load(path):

@@ -411,6 +411,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("load_model", &load_model, py::arg("path"));
   m.def("solvers", &solvers);
   m.def("multilabel_losses", &tools::multilabel_losses);
+  m.def("losses", [] { return tools::names_of(tools::AllLosses{}); });
+  m.def("penalties", [] { return tools::names_of(tools::AllPenalties{}); });
   m.def("resolve", [](const std::string& solver, const py::dict& settings) { return resolve(solver, settings_from(settings)).name; },
         py::arg("solver"), py::arg("settings"));
 }
