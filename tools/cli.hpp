@@ -1,8 +1,8 @@
 #pragma once
 /// \file cli.hpp
-/// What the three command-line tools share about talking to a shell: the exit statuses, the
-/// error types that select them, flag validators whose messages say what a flag accepts, the
-/// `main` wrapper that turns exceptions into statuses, and small JSON helpers.
+/// What the three command-line tools share about talking to a shell: the exit statuses and the
+/// error types that select them (errors.hpp), flag validators whose messages say what a flag
+/// accepts, the `main` wrapper that turns exceptions into statuses, and small JSON helpers.
 ///
 /// Exit statuses (documented in every tool's --help):
 ///   0  success (a solve that stops at --max-epochs or --time-limit is a success)
@@ -18,7 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <sparsemc/version.hpp>
 
-#include <charconv>
+#include "errors.hpp"
+
 #include <cmath>
 #include <exception>
 #include <iomanip>
@@ -30,9 +31,6 @@
 #include <string_view>
 
 namespace sparsemc::tools {
-
-/// The exit statuses of every sparsemc tool.
-enum ExitStatus : int { exit_ok = 0, exit_usage = 1, exit_bad_input = 2, exit_numerical = 3 };
 
 /// The exit statuses as the --help footer of sparsemc-train says them.
 inline constexpr const char* train_exit_status_help =
@@ -50,37 +48,6 @@ inline constexpr const char* apply_exit_status_help =
 inline void add_version_flag(CLI::App& app, const std::string& tool) {
   app.set_version_flag("--version", tool + " " SPARSEMC_VERSION_STRING, "print the version and exit");
 }
-
-/// A flag or a combination of flags the tool cannot honour (exit 1). The message names the
-/// option and what it accepts.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// A data or model file that cannot be opened or parsed (exit 2). The message is the reader's
-/// `file:line:column: what`, or `file: what` when there is no position.
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// A solve that produced non-finite values (exit 3).
-struct NumericalError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-namespace detail {
-
-/// Parses all of `text` as a T with std::from_chars; false on any leftover character.
-template <class T>
-bool parse_all(std::string_view text, T& value) {
-  const char* first = text.data();
-  const char* last = first + text.size();
-  if (first != last && *first == '+') ++first;  // from_chars rejects a leading '+'
-  const auto [end, ec] = std::from_chars(first, last, value);
-  return ec == std::errc() && end == last && first != last;
-}
-
-}  // namespace detail
 
 /// A validator accepting a finite number `>= low` (or `> low` when `strict`); its message says
 /// so: "--lambda: expects a number >= 0, got 'abc'".
