@@ -77,7 +77,7 @@
 #include <sparsemc/model/staged_model.hpp>
 #include <sparsemc/solver/objective.hpp>
 
-#include "../cli.hpp"
+#include "../errors.hpp"
 #include "policies.hpp"
 
 namespace sparsemc::tools {
@@ -145,6 +145,19 @@ using StagedFitFunction = StagedResult<Scalar> (*)(const Dataset<Scalar, Index>&
 #ifndef SPARSEMC_REGISTRY_INDEX
 #define SPARSEMC_REGISTRY_INDEX std::int32_t
 #endif
+
+/// Whether the fits are instantiated in single precision too (CMake's SPARSEMC_TOOLS_FLOAT, on
+/// by default): half of every family's instantiations. scripts/run.sh builds the tools without
+/// them, and their --float then says how to get it.
+#ifndef SPARSEMC_REGISTRY_FLOAT
+#define SPARSEMC_REGISTRY_FLOAT 1
+#endif
+inline constexpr bool registry_has_float = SPARSEMC_REGISTRY_FLOAT != 0;
+
+/// --float's refusal in a build without the single-precision fits.
+inline constexpr const char* no_float_fits =
+    "--float: these tools were built without single-precision fits (-DSPARSEMC_TOOLS_FLOAT=OFF, as "
+    "scripts/run.sh builds them); configure with -DSPARSEMC_TOOLS_FLOAT=ON (the default) to use it";
 
 /// A solver's type-erased functions for one (Scalar, Index), keyed by (loss, penalty).
 template <class Scalar, class Index>
@@ -525,7 +538,7 @@ double compute_lambda_max(const Dataset<Scalar, Index>& data, const FitSettings&
 }
 
 /// Describes a family (see the file comment) as a SolverSpec with its fit tables for `Index`
-/// filled, in float and double.
+/// filled, in double and (registry_has_float) float.
 template <class Family, class Index>
 SolverSpec make_spec() {
   SolverSpec spec;
@@ -543,7 +556,7 @@ SolverSpec make_spec() {
   else if constexpr (staged_only)
     spec.stop = "its own criterion (--tol's help); a staged model is not certified for (1)";
   if constexpr (requires { &Family::staged; }) spec.staged = &Family::staged;
-  detail::fill_tables<Family, float, Index>(spec);
+  if constexpr (registry_has_float) detail::fill_tables<Family, float, Index>(spec);
   detail::fill_tables<Family, double, Index>(spec);
   return spec;
 }
