@@ -613,6 +613,11 @@ int main(int argc, char** argv) {
       throw InputError(e.what());
     }
     use_threads(args.fit.threads);
-    return args.use_float ? train<float>(args, spec, path) : train<double>(args, spec, path);
+    if (!args.use_float) return train<double>(args, spec, path);
+#if SPARSEMC_REGISTRY_FLOAT
+    return train<float>(args, spec, path);
+#else
+    throw UsageError(no_float_fits);
+#endif
   });
 }

@@ -394,6 +394,11 @@ int main(int argc, char** argv) {
       });
     });
     use_threads(args.fit.threads);
-    return args.use_float ? train<float>(world, args, partition) : train<double>(world, args, partition);
+    if (!args.use_float) return train<double>(world, args, partition);
+#if SPARSEMC_REGISTRY_FLOAT
+    return train<float>(world, args, partition);
+#else
+    throw UsageError(no_float_fits);
+#endif
   });
 }
