@@ -171,6 +171,19 @@ def test_models_cross_with_the_command_line(tmp_path, dna, train_tool):
     np.testing.assert_array_equal(loaded.predict(X_test), clf.predict(X_test))
 
 
+def test_a_loss_of_the_registry_reaches_python(dna):
+    """The estimators take their losses from the compiled registry: the Huberised hinge, added as a
+    library loss, fits by every solver family whose concept it meets, to one certified optimum."""
+    X, y, _, _ = dna
+    assert "huber-hinge" in sparsemc._core.losses()
+    fits = [SparseLinearClassifier(loss="huber-hinge", penalty="l1", alpha=1e-3, solver=solver, tol=1e-6,
+                                   fit_intercept=False).fit(X, y) for solver in ("bcd-ls", "scd-ls", "fista")]
+    for clf in fits:
+        assert clf.status_ == "converged" and clf.relative_gap_ <= 1e-6
+    for a, b in zip(fits, fits[1:]):
+        assert abs(a.objective_ - b.objective_) <= a.duality_gap_ + b.duality_gap_
+
+
 def test_multilabel():
     X, Y = make_multilabel_classification(n_samples=300, n_features=40, n_classes=6, random_state=0)
     X = sp.csr_matrix(X / X.max())
