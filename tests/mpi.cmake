@@ -6,7 +6,6 @@
 if(TARGET sparsemc::mpi)
   add_executable(test_mpi test_mpi.cpp mpi_main.cpp)
   target_link_libraries(test_mpi PRIVATE sparsemc::mpi Catch2::Catch2)
-  target_compile_definitions(test_mpi PRIVATE ${SPARSEMC_TEST_DEFINITIONS})
   target_compile_options(test_mpi PRIVATE ${SPARSEMC_WARNINGS} $<$<CONFIG:Release>:-O2>)
   foreach(ranks 2 3)
     add_test(NAME test_mpi_${ranks}

@@ -65,7 +65,7 @@ std::vector<Label> iota_labels(ClassIndex K) {
 
 /// dna (LIBSVM, n = 2000, d = 180, K = 3), or nothing if the file is absent.
 std::optional<Dataset<double>> read_dna() {
-  const std::filesystem::path path = std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale";
+  const std::filesystem::path path = sparsemc_test::repo_data() / "dna.scale";
   if (!std::filesystem::exists(path)) return std::nullopt;
   return io::read_libsvm_plain<double>(path);
 }
@@ -650,7 +650,7 @@ TEST_CASE("regularization_path: a warm-started grid from lambda_max", "[bcd][pat
 
   const auto data = read_dna();
   REQUIRE(data);  // data/dna.scale ships with the repository
-  const auto test = io::read_libsvm_plain<double>(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale.t",
+  const auto test = io::read_libsvm_plain<double>(sparsemc_test::repo_data() / "dna.scale.t",
                                                  {.n_features = data->n_features(), .labels = data->encoder()});
   const auto problem = data->problem<Eigen::ColMajor>();
   const double tol = 1e-5;

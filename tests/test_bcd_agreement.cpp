@@ -189,7 +189,7 @@ TEST_CASE("BlockCD agrees with ProxGradient on multilabel data", "[bcd][agreemen
 }
 
 TEST_CASE("BlockCD agrees with ProxGradient on dna", "[bcd][agreement][data]") {
-  const std::filesystem::path path = std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale";
+  const std::filesystem::path path = sparsemc_test::repo_data() / "dna.scale";
   REQUIRE(std::filesystem::exists(path));  // data/dna.scale ships with the repository
   const auto data = io::read_libsvm<double>(path);
   const auto problem = data.problem<Eigen::ColMajor>();
@@ -233,7 +233,7 @@ TEST_CASE("BlockCD reaches LIBLINEAR -s 5's objective at -e 0.001 on dna", "[bcd
   if (std::system("command -v liblinear-train > /dev/null 2>&1") != 0)
     SPARSEMC_SKIP("liblinear-train is not installed (Debian package liblinear-tools)");
   if (sanitizer_run()) SPARSEMC_SKIP("under the sanitizer run (hundreds of epochs; the Release run checks it)");
-  const std::filesystem::path file = std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale";
+  const std::filesystem::path file = sparsemc_test::repo_data() / "dna.scale";
   REQUIRE(std::filesystem::exists(file));
   const auto data = io::read_libsvm<double>(file);
   const L1 penalty{.lambda = 1.0 / static_cast<double>(data.n_samples()), .mu = 0};  // C = 1

@@ -147,7 +147,7 @@ std::string temp_path(const std::string& name) {
 
 template <class Scalar>
 Dataset<Scalar> dna() {
-  return io::read_libsvm_plain<Scalar>(std::string(SPARSEMC_REPO_DATA) + "/dna.scale");
+  return io::read_libsvm_plain<Scalar>((sparsemc_test::repo_data() / "dna.scale").string());
 }
 
 }  // namespace
@@ -498,7 +498,7 @@ TEST_CASE("fbpd: Algorithm 2 with a loose eta returns W = 0, with a tight one a 
 TEST_CASE("fbpd: with lambda = 0 the objective equals LIBLINEAR -s 4 on dna", "[fbpd][liblinear][external]") {
   if (sanitizer_run()) SPARSEMC_SKIP("the LIBLINEAR comparison is too long for a sanitizer run");
   if (!have_liblinear()) SPARSEMC_SKIP("liblinear-train is not installed (Debian package liblinear-tools)");
-  const std::string train = std::string(SPARSEMC_REPO_DATA) + "/dna.scale";
+  const std::string train = (sparsemc_test::repo_data() / "dna.scale").string();
   const auto data = dna<double>();
   const double C = 0.1, n = static_cast<double>(data.n_samples()), mu = 1.0 / (C * n);
   const std::string model_file = temp_path("fbpd_dna_liblinear");

@@ -556,7 +556,7 @@ std::optional<LiblinearS4> liblinear_s4_on_dna(const std::string& name) {
     SPARSEMC_SKIP_FROM_HELPER("liblinear-train is not installed (Debian package liblinear-tools)");
     return std::nullopt;
   }
-  const std::string train = std::string(SPARSEMC_REPO_DATA) + "/dna.scale";
+  const std::string train = (sparsemc_test::repo_data() / "dna.scale").string();
   auto data = read_text<double>(train);
   const double C = 0.1, mu = 1.0 / (C * static_cast<double>(data.n_samples()));
   const std::string model = temp_path<double, int>(name);

@@ -5,6 +5,7 @@
 // Iterations must not allocate (the probe: alloc_probe.hpp, first, before any Eigen include).
 #include "alloc_probe.hpp"
 #include "random_problem.hpp"
+#include "skip.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -620,7 +621,7 @@ TEMPLATE_TEST_CASE("ProxGradient at default options is certified within 1e-3 of 
 // ------------------------------------------------------------------------------------------------
 
 TEST_CASE("ProxGradient on dna: a KKT point of logistic + group lasso, CSC and CSR", "[fista][data]") {
-  const std::filesystem::path path = std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale";
+  const std::filesystem::path path = sparsemc_test::repo_data() / "dna.scale";
   REQUIRE(std::filesystem::exists(path));  // data/dna.scale ships with the repository
   const auto data = io::read_libsvm_plain<double>(path);
   REQUIRE(data.n_samples() == 2000);

@@ -469,7 +469,7 @@ TEMPLATE_TEST_CASE("GLS's gap on dense X equals the shared certificate on the sp
 }
 
 TEST_CASE("GLS on dna matches FISTA", "[gls][data]") {
-  const std::filesystem::path path = std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale";
+  const std::filesystem::path path = sparsemc_test::repo_data() / "dna.scale";
   REQUIRE(std::filesystem::exists(path));
   const auto data = io::read_libsvm_plain<double>(path.string());
   const auto problem = data.problem<Eigen::RowMajor>();

@@ -623,7 +623,7 @@ TEST_CASE("compression is chosen by extension", "[io]") {
 
 #ifdef SPARSEMC_HAVE_ZLIB
 TEST_CASE("gzip files are read directly, concatenated members included", "[io][compressed]") {
-  const std::string text = read_bytes(fs::path(SPARSEMC_REPO_DATA) / "dna.scale");
+  const std::string text = read_bytes(sparsemc_test::repo_data() / "dna.scale");
   const auto plain = io::parse_libsvm<float>(text + text);
   TempDir dir;
   const auto path = dir.path / "dna2.svm.gz";
@@ -676,7 +676,7 @@ void write_bz2_stream(std::FILE* file, const std::string& text) {
 }  // namespace
 
 TEST_CASE("bzip2 files are read directly, concatenated streams included", "[io][compressed]") {
-  const std::string text = read_bytes(fs::path(SPARSEMC_REPO_DATA) / "dna.scale.t");
+  const std::string text = read_bytes(sparsemc_test::repo_data() / "dna.scale.t");
   const std::string second = "# second stream\n2 1:1 180:0.25\n";
   const auto plain = io::parse_libsvm<double, std::int64_t>(text + second);
   TempDir dir;
@@ -705,7 +705,7 @@ TEST_CASE("bzip2 files are read directly, concatenated streams included", "[io][
 // ---- real data -----------------------------------------------------------------------------
 
 TEST_CASE("the shipped dna.scale / dna.scale.t read and round-trip", "[io][data]") {
-  const fs::path repo(SPARSEMC_REPO_DATA);
+  const fs::path repo = sparsemc_test::repo_data();
   const auto train = io::read_libsvm<double>(repo / "dna.scale");
   REQUIRE(train.n_samples() == 2000);
   REQUIRE(train.n_features() == 180);

@@ -1013,8 +1013,8 @@ TEST_CASE("LIBLINEAR models load into sparsemc and predict exactly like liblinea
           "[model][io][liblinear][external]") {
   if (!liblinear_available()) return;
   TempDir dir;
-  const std::string train = SPARSEMC_REPO_DATA "/dna.scale";
-  const std::string test = SPARSEMC_REPO_DATA "/dna.scale.t";
+  const std::string train = (sparsemc_test::repo_data() / "dna.scale").string();
+  const std::string test = (sparsemc_test::repo_data() / "dna.scale.t").string();
   const auto test_data = io::read_libsvm_plain<double>(test);
   const CsrView<double> X = test_data.csr();
 
@@ -1086,7 +1086,7 @@ TEST_CASE("sparsemc models exported to LIBLINEAR predict the same under liblinea
           "[model][io][liblinear][external]") {
   if (!liblinear_available()) return;
   TempDir dir;
-  const std::string test = SPARSEMC_REPO_DATA "/dna.scale.t";
+  const std::string test = (sparsemc_test::repo_data() / "dna.scale.t").string();
   const auto test_data = io::read_libsvm_plain<double>(test);
   const CsrView<double> X = test_data.csr();
   REQUIRE(X.cols() == 180);

@@ -27,6 +27,7 @@
 
 #include "libsvm_text.hpp"
 #include "random_problem.hpp"
+#include "skip.hpp"
 
 using namespace sparsemc;
 using sparsemc_test::libsvm_text;
@@ -275,7 +276,7 @@ TEST_CASE("a fit split by classes is certified like the serial fit", "[mpi][bcd]
   }
   SECTION("SCD with its line search, the real dna data") {
     const Dataset<double> dna =
-        io::read_libsvm_plain<double>(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale", {.threads = 1});
+        io::read_libsvm_plain<double>(sparsemc_test::repo_data() / "dna.scale", {.threads = 1});
     check_split_fit(SCD<OvrSquaredHinge, L1, Adaptive>({}, {.lambda = 1e-3}, {.tol = 1e-6, .max_epochs = 5000, .seed = 3, .threads = 1}),
                     dna, 1e-6);
   }

@@ -305,8 +305,8 @@ std::string capture(const std::string& command) {
 
 TEST_CASE("scd-rda: Crammer-Singer + L1 on dna approaches the LP optimum at a rate O(1/sqrt(t))", "[scd][rda][dna][external]") {
   if (sanitizer_run()) SPARSEMC_SKIP("500 epochs of dna are too long for the sanitizer run");
-  const std::filesystem::path file = std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale";
-  const std::filesystem::path lp = std::filesystem::path(SPARSEMC_REPO_DATA).parent_path() / "bench" / "cs_l1_lp.py";
+  const std::filesystem::path file = sparsemc_test::repo_data() / "dna.scale";
+  const std::filesystem::path lp = sparsemc_test::repo_data() / ".." / "bench" / "cs_l1_lp.py";
   const double lambda = 1e-2;
   // The exact optimum of this LP (HiGHS, tolerance 1e-10): 0.33727123512277; recomputed when
   // python3 with scipy is there, so that a change of data or of the LP is noticed.
@@ -390,7 +390,7 @@ TEST_CASE("scd-rda: Crammer-Singer multilabel + L1 approaches the LP optimum at 
   const auto file = std::filesystem::temp_directory_path() /
                     ("sparsemc_cs_multilabel_" + std::to_string(::getpid()) + ".svm");
   write_multilabel(ml, file);
-  const auto lp = std::filesystem::path(SPARSEMC_REPO_DATA).parent_path() / "bench" / "cs_l1_lp.py";
+  const auto lp = sparsemc_test::repo_data() / ".." / "bench" / "cs_l1_lp.py";
   const std::string out = capture("/usr/bin/python3 " + lp.string() + " " + file.string() + " " +
                                   std::to_string(lambda) + " --multilabel");
   std::filesystem::remove(file);

@@ -32,7 +32,7 @@ TEMPLATE_TEST_CASE("scd / scd-ls: the optimum of (1) with every smooth loss and 
 }
 
 TEST_CASE("scd / scd-ls: OvrSquaredHinge + L1 on dna agrees with fista and bcd-ls to 1e-6", "[scd][dna]") {
-  const auto data = io::read_libsvm_plain<double>(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale");
+  const auto data = io::read_libsvm_plain<double>(sparsemc_test::repo_data() / "dna.scale");
   const auto csc = data.problem<Eigen::ColMajor>();
   // LIBLINEAR -s 5 -c 0.1 (C = 1 is the LIBLINEAR test below; there Algorithm 1 needs ~10⁴ epochs).
   const double lambda = 1.0 / (0.1 * static_cast<double>(data.n_samples()));
@@ -100,7 +100,7 @@ double liblinear_objective(const std::string& model_file, const Dataset<double>&
 
 TEST_CASE("scd-ls reaches LIBLINEAR -s 5's objective at -e 0.001 (dna, heart_scale)", "[scd][liblinear][external]") {
   if (!have_liblinear()) SPARSEMC_SKIP("liblinear-train is not installed (Debian package liblinear-tools)");
-  std::vector<std::string> files{(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale").string()};
+  std::vector<std::string> files{(sparsemc_test::repo_data() / "dna.scale").string()};
   const std::filesystem::path heart = "/usr/share/doc/liblinear-tools/examples/heart_scale";
   if (std::filesystem::exists(heart)) files.push_back(heart.string());
   else SPARSEMC_SKIP_PART("the binary part: " << heart << " not found");
