@@ -42,6 +42,8 @@
 #include <string>
 #include <vector>
 
+#include "data_dirs.hpp"
+
 namespace {
 
 using namespace sparsemc;
@@ -55,8 +57,8 @@ const Dataset<Scalar>* dataset(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Dataset<Scalar>>> cache;
   auto it = cache.find(name);
   if (it != cache.end()) return it->second.get();
-  std::filesystem::path path = name == "dna" ? std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale"
-                                             : std::filesystem::path(SPARSEMC_SHARED_DATA) / "multiclass" / "sector.scale.bz2";
+  std::filesystem::path path = name == "dna" ? sparsemc_test::repo_data() / "dna.scale"
+                                             : sparsemc_test::shared_data() / "multiclass" / "sector.scale.bz2";
   std::unique_ptr<Dataset<Scalar>> data;
   if (std::filesystem::exists(path)) data = std::make_unique<Dataset<Scalar>>(io::read_libsvm<Scalar>(path));
   return cache.emplace(name, std::move(data)).first->second.get();
@@ -139,7 +141,7 @@ template <class Scalar>
 int drive(const std::string& mode, const std::vector<std::string>& args) {
   const Dataset<Scalar>* data = dataset<Scalar>("sector");
   if (data == nullptr) {
-    std::printf("SKIPPED: sector not found under %s\n", SPARSEMC_SHARED_DATA);
+    std::printf("SKIPPED: sector not found under %s\n", sparsemc_test::shared_data().c_str());
     return 0;
   }
   const auto problem = data->template problem<Eigen::ColMajor>();

@@ -41,12 +41,14 @@
 #include <string>
 #include <vector>
 
+#include "data_dirs.hpp"
+
 namespace {
 
 using namespace sparsemc;
 
-const std::string kShared = SPARSEMC_SHARED_DATA;
-const std::string kRepo = SPARSEMC_REPO_DATA;
+const std::string kShared = sparsemc_test::shared_data().string();
+const std::string kRepo = sparsemc_test::repo_data().string();
 
 /// Set by main() for a smoke run (--benchmark_min_time < 0.1 s): seconds, not minutes.
 bool smoke_run = false;

@@ -44,6 +44,8 @@
 #include <string>
 #include <vector>
 
+#include "data_dirs.hpp"
+
 namespace {
 
 using namespace sparsemc;
@@ -55,7 +57,7 @@ struct DnaFeatures {
   RowMatrix Z;
   LabelSets labels;
   DnaFeatures() {
-    auto data = io::read_libsvm<double>(std::string(SPARSEMC_REPO_DATA) + "/dna.scale");
+    auto data = io::read_libsvm<double>((sparsemc_test::repo_data() / "dna.scale").string());
     Z = RandomFourierFeatures<double>(1, data.n_features(), 400, 4.0).transform(data.csr().eigen());
     labels = data.labels();
   }
@@ -168,7 +170,7 @@ void table1(const char* features, const RowMatrix& Z_train, const LabelSets& y_t
 
 int compare(int argc, char** argv) {
   std::filesystem::path dir = argv[2];
-  std::string data_path = std::string(SPARSEMC_SHARED_DATA) + "/multiclass/mnist10k_npm.bz2";
+  std::string data_path = (sparsemc_test::shared_data() / "multiclass" / "mnist10k_npm.bz2").string();
   Eigen::Index n_train = 8000, D = 4000;
   std::int64_t stages = 16, block = 512;
   double mu = 1e-4, fista_limit = 120;

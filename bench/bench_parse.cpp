@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "data_dirs.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -76,8 +78,8 @@ void register_file(const fs::path& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const fs::path repo(SPARSEMC_REPO_DATA);
-  const fs::path shared = fs::path(SPARSEMC_SHARED_DATA) / "multiclass";
+  const fs::path repo = sparsemc_test::repo_data();
+  const fs::path shared = sparsemc_test::shared_data() / "multiclass";
   register_file<double, std::int32_t>(repo / "dna.scale");
   register_file<float, std::int32_t>(repo / "dna.scale");
   for (const char* file : {"news20.t", "usps_zip.test", "sector.t.scale.bz2"}) {

@@ -44,6 +44,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "data_dirs.hpp"
+
 namespace {
 
 using namespace sparsemc;
@@ -59,7 +61,7 @@ bool skipped_in_smoke(benchmark::State& state, const std::string& name) {
 }
 
 const Dataset<double>& dna() {
-  static const Dataset<double> data = io::read_libsvm_plain<double>(std::filesystem::path(SPARSEMC_REPO_DATA) / "dna.scale");
+  static const Dataset<double> data = io::read_libsvm_plain<double>(sparsemc_test::repo_data() / "dna.scale");
   return data;
 }
 
@@ -223,7 +225,7 @@ parameter s5(double C) {
 const Dataset<double>* dataset(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Dataset<double>>> cache;
   if (auto it = cache.find(name); it != cache.end()) return it->second.get();
-  const std::filesystem::path shared = SPARSEMC_SHARED_DATA;
+  const std::filesystem::path shared = sparsemc_test::shared_data();
   std::unique_ptr<Dataset<double>> data;
   if (name == "heart") {
     const std::filesystem::path path = "/usr/share/doc/liblinear-tools/examples/heart_scale";

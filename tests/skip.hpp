@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "data_dirs.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -31,23 +33,6 @@ inline std::vector<SkipRecord>& skip_records() {
 /// Whether this is the sanitizer run (SPARSEMC_SANITIZER_RUN set by the asan test preset), which
 /// skips what it has no time for.
 inline bool sanitizer_run() { return std::getenv("SPARSEMC_SANITIZER_RUN") != nullptr; }
-
-/// The small real data sets shipped in data/: the directory SPARSEMC_REPO_DATA names (ctest sets
-/// it for every test, tests/CMakeLists.txt), else data/ under the working directory (a test run
-/// by hand from the repository's root). A run-time setting, not a compile-time one: the test
-/// objects are then the same in every clone, and a compiler cache reuses them.
-inline std::filesystem::path repo_data() {
-  const char* dir = std::getenv("SPARSEMC_REPO_DATA");
-  return dir != nullptr ? std::filesystem::path(dir) : std::filesystem::path("data");
-}
-
-/// The shared real data sets: ../shared/data beside the repository, or the directory the
-/// environment variable SPARSEMC_SHARED_DATA names — `SPARSEMC_SHARED_DATA=/nonexistent ctest`
-/// shows what a clone without the data skips.
-inline std::filesystem::path shared_data() {
-  const char* overridden = std::getenv("SPARSEMC_SHARED_DATA");
-  return overridden != nullptr ? std::filesystem::path(overridden) : repo_data() / ".." / ".." / "shared" / "data";
-}
 
 inline void record_skip(const std::string& reason, bool whole_case) {
   skip_records().push_back({Catch::getResultCapture().getCurrentTestName(), reason, whole_case});
