@@ -17,7 +17,7 @@ build=${TSAN_BUILD:-build/tsan}
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER="$cxx" "${launcher[@]}" \
-  -DCMAKE_CXX_FLAGS="-O1 -g1 -fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
+  -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
   -DSPARSEMC_USE_OPENMP=ON -DSPARSEMC_BUILD_TOOLS=OFF -DSPARSEMC_BUILD_BENCH=OFF -DSPARSEMC_BUILD_EXAMPLES=OFF \
   >/dev/null
 grep -q "SPARSEMC_HAVE_OPENMP:INTERNAL=ON" "$build/CMakeCache.txt" ||
