@@ -8,6 +8,7 @@
 #include "alloc_probe.hpp"
 #include "random_problem.hpp"
 #include "skip.hpp"
+#include "test_scalars.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -185,7 +186,7 @@ void check_kernel(bool multilabel, const Loss& loss = Loss{}) {
 }
 
 TEMPLATE_TEST_CASE("BlockCD caches give the exact block gradient, curvature and objective difference", "[bcd]",
-                   float, double) {
+                   SPARSEMC_TEST_SCALARS) {
   SECTION("squared hinge") { check_kernel<SquaredHinge, TestType>(false); }
   SECTION("Huberised hinge") {
     check_kernel<HuberHinge, TestType>(false);
@@ -249,7 +250,8 @@ TEST_CASE("BlockCD's constant-step Lipschitz constants bound the block gradient'
 // Solver properties.
 // ------------------------------------------------------------------------------------------------
 
-TEMPLATE_TEST_CASE("BlockCD with the line search decreases the objective at every epoch", "[bcd]", float, double) {
+TEMPLATE_TEST_CASE("BlockCD with the line search decreases the objective at every epoch", "[bcd]",
+                   SPARSEMC_TEST_SCALARS) {
   RandomProblem<TestType> rp(300, 40, 4, 0.25, 5);
   const auto problem = rp.problem();
   const double slack = std::is_same_v<TestType, float> ? 1e-6 : 1e-13;
@@ -351,7 +353,7 @@ TEST_CASE("BlockCD shrinking is re-checked: a problem needing rows back still co
   CHECK(kkt.max_row <= (sanitizer_run() ? 1e-2 : 1e-4) * kkt0.max_row);
 }
 
-TEMPLATE_TEST_CASE("BlockCD warm-started at its optimum stops after one epoch", "[bcd]", float, double) {
+TEMPLATE_TEST_CASE("BlockCD warm-started at its optimum stops after one epoch", "[bcd]", SPARSEMC_TEST_SCALARS) {
   RandomProblem<TestType> rp(250, 30, 4, 0.3, 12);
   const auto problem = rp.problem();
   const double tol = std::is_same_v<TestType, float> ? 1e-4 : 1e-6;
@@ -391,7 +393,7 @@ TEST_CASE("BlockCD reproduces a seeded solve bit for bit", "[bcd]") {
   check(RichtarikTakac{});
 }
 
-TEMPLATE_TEST_CASE("BlockCD fits an unpenalised intercept", "[bcd]", float, double) {
+TEMPLATE_TEST_CASE("BlockCD fits an unpenalised intercept", "[bcd]", SPARSEMC_TEST_SCALARS) {
   RandomProblem<TestType> rp(300, 25, 4, 0.3, 6);
   // Shift the classes apart so that the intercept matters: class k gets 3 extra samples' worth
   // of weight by duplication of its first rows... simpler: a constant feature makes b identifiable.
@@ -421,7 +423,7 @@ TEMPLATE_TEST_CASE("BlockCD fits an unpenalised intercept", "[bcd]", float, doub
   check(Logistic{}, TsengYun{});
 }
 
-TEMPLATE_TEST_CASE("BlockCD: a sample of weight 2 is a duplicated sample", "[bcd]", float, double) {
+TEMPLATE_TEST_CASE("BlockCD: a sample of weight 2 is a duplicated sample", "[bcd]", SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   RandomProblem<Scalar> rp(120, 20, 3, 0.3, 31);
   const std::int32_t n = 120, twice = 7;

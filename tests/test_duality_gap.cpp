@@ -8,6 +8,8 @@
 //   - the per-sample rescaling (G3) keeps the bound and tightens it when a rare row violates.
 #include <catch2/catch.hpp>
 
+#include "test_scalars.hpp"
+
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/loss/losses.hpp>
 #include <sparsemc/penalty/penalties.hpp>
@@ -167,7 +169,7 @@ void check_every_penalty(bool multilabel) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("duality gap: weak duality and zero gap at the optimum", "[gap]", float, double) {
+TEMPLATE_TEST_CASE("duality gap: weak duality and zero gap at the optimum", "[gap]", SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   SECTION("squared hinge") { check_every_penalty<SquaredHinge, Scalar>(false); }
   SECTION("Huberised hinge") { check_every_penalty<HuberHinge, Scalar>(false); }

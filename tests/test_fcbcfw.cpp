@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "skip.hpp"
+#include "test_scalars.hpp"
 
 #include <sparsemc/core/callbacks.hpp>
 #include <sparsemc/core/rng.hpp>
@@ -387,8 +388,11 @@ std::string temp_path(const std::string& name) {
 
 }  // namespace
 
-using ScalarIndexPairs = std::tuple<std::tuple<float, std::int32_t>, std::tuple<float, std::int64_t>,
-                                    std::tuple<double, std::int32_t>, std::tuple<double, std::int64_t>>;
+using ScalarIndexPairs = sparsemc_test::SolverTestTypes<
+    std::tuple<std::tuple<float, std::int32_t>,
+               std::tuple<float, std::int64_t>,
+               std::tuple<double, std::int32_t>,
+               std::tuple<double, std::int64_t>>>;
 
 TEMPLATE_LIST_TEST_CASE("fcbcfw: the duality gap at the returned model is below tol (recomputed densely)",
                         "[fcbcfw]", ScalarIndexPairs) {
@@ -892,7 +896,7 @@ std::pair<double, double> ridge_optimum(const Dataset<Scalar>& data, double mu) 
 }
 
 TEMPLATE_TEST_CASE("sdm: default options certify a fit within 1e-3 of the optimum (wide, tall)", "[sdm][defaults]",
-                   float, double) {
+                   SPARSEMC_TEST_SCALARS) {
   for (const auto& [n, d, K, per_row] : {std::tuple{60, 3000, 6, 30}, std::tuple{900, 40, 6, 8},
                                          std::tuple{300, 500, 40, 12}}) {
     const auto data = generate<TestType>(n, d, K, per_row, 1, 90 + static_cast<std::uint64_t>(K));

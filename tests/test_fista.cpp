@@ -6,6 +6,7 @@
 #include "alloc_probe.hpp"
 #include "random_problem.hpp"
 #include "skip.hpp"
+#include "test_scalars.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -121,10 +122,11 @@ constexpr double eps_of() {
 
 }  // namespace
 
-using Layouts = std::tuple<std::tuple<float, std::int32_t, std::integral_constant<int, Eigen::ColMajor>>,
-                           std::tuple<float, std::int64_t, std::integral_constant<int, Eigen::RowMajor>>,
-                           std::tuple<double, std::int32_t, std::integral_constant<int, Eigen::RowMajor>>,
-                           std::tuple<double, std::int64_t, std::integral_constant<int, Eigen::ColMajor>>>;
+using Layouts = sparsemc_test::SolverTestTypes<
+    std::tuple<std::tuple<float, std::int32_t, std::integral_constant<int, Eigen::ColMajor>>,
+               std::tuple<float, std::int64_t, std::integral_constant<int, Eigen::RowMajor>>,
+               std::tuple<double, std::int32_t, std::integral_constant<int, Eigen::RowMajor>>,
+               std::tuple<double, std::int64_t, std::integral_constant<int, Eigen::ColMajor>>>>;
 
 // ------------------------------------------------------------------------------------------------
 // Objective pieces.
@@ -611,7 +613,7 @@ void check_default_fista_all(std::int32_t n, std::int32_t d, std::uint64_t seed)
 }
 
 TEMPLATE_TEST_CASE("ProxGradient at default options is certified within 1e-3 of F* on wide and tall problems",
-                   "[fista][defaults]", float, double) {
+                   "[fista][defaults]", SPARSEMC_TEST_SCALARS) {
   SECTION("wide (d >> n)") { check_default_fista_all<TestType>(30, 150, 91); }
   SECTION("tall (n >> d)") { check_default_fista_all<TestType>(200, 12, 92); }
 }

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "skip.hpp"
+#include "test_scalars.hpp"
 
 using namespace sparsemc;
 
@@ -125,7 +126,7 @@ double reference_objective(const Prob& problem, double mu, bool intercept) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("GLS softmax reaches FISTA's optimum of logistic + ridge", "[gls]", float, double) {
+TEMPLATE_TEST_CASE("GLS softmax reaches FISTA's optimum of logistic + ridge", "[gls]", SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const PlantedProblem<Scalar> data(sanitizer_run() ? 80 : 300, 25, 4, 0.4, 7, false);
   for (const bool intercept : {false, true}) {
@@ -156,7 +157,7 @@ TEMPLATE_TEST_CASE("GLS softmax reaches FISTA's optimum of logistic + ridge", "[
   }
 }
 
-TEMPLATE_TEST_CASE("GLS with sample weights and CSC data", "[gls]", float, double) {
+TEMPLATE_TEST_CASE("GLS with sample weights and CSC data", "[gls]", SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const PlantedProblem<Scalar> data(sanitizer_run() ? 60 : 200, 15, 3, 0.5, 11, true);
   const double mu = 1e-3;
@@ -171,8 +172,8 @@ TEMPLATE_TEST_CASE("GLS with sample weights and CSC data", "[gls]", float, doubl
   CHECK(rel(b.info.objective, F_ref) <= objective_tol<Scalar>());
 }
 
-TEMPLATE_TEST_CASE("GLS quasi-Newton: the one-pass dense step follows the two-pass sparse path", "[gls]", float,
-                   double) {
+TEMPLATE_TEST_CASE("GLS quasi-Newton: the one-pass dense step follows the two-pass sparse path", "[gls]",
+                   SPARSEMC_TEST_SCALARS) {
   // Dense X takes the full step's products XΔ and XᵀD in one pass over row chunks (fused_trial);
   // sparse X in two. More rows than one chunk (512 here), weights and an intercept.
   using Scalar = TestType;
@@ -197,7 +198,7 @@ TEMPLATE_TEST_CASE("GLS quasi-Newton: the one-pass dense step follows the two-pa
         (std::is_same_v<Scalar, float> ? 1e-5 : 1e-12));
 }
 
-TEMPLATE_TEST_CASE("GLS set-up: tiled and single-precision second moments", "[gls][gram]", float, double) {
+TEMPLATE_TEST_CASE("GLS set-up: tiled and single-precision second moments", "[gls][gram]", SPARSEMC_TEST_SCALARS) {
   // lower_gram_tiled (the OpenMP path: tiles of 256 columns over the threads) equals one rank
   // update up to rounding, on sizes with a partial last tile; lower_gram_single (float chunks
   // accumulated in double) is within float rounding of it; second_moment scales by 1/n and
@@ -229,8 +230,8 @@ TEMPLATE_TEST_CASE("GLS set-up: tiled and single-precision second moments", "[gl
   CHECK(sigma.isApprox(sigma.transpose(), Scalar(0)));
 }
 
-TEMPLATE_TEST_CASE("GLS with a single-precision second moment reaches the same optimum", "[gls][gram]", float,
-                   double) {
+TEMPLATE_TEST_CASE("GLS with a single-precision second moment reaches the same optimum", "[gls][gram]",
+                   SPARSEMC_TEST_SCALARS) {
   // Σ̂ only preconditions: formed in float, the quasi-Newton and plain iterations still converge
   // to the minimiser of (1), and the identity link to the closed-form ridge solution.
   using Scalar = TestType;
@@ -257,8 +258,8 @@ TEMPLATE_TEST_CASE("GLS with a single-precision second moment reaches the same o
   CHECK(rel(exact.info.objective, approx.info.objective) <= objective_tol<Scalar>());
 }
 
-TEMPLATE_TEST_CASE("GLS quasi-Newton with curvature refreshes reaches the same optimum", "[gls][gram]", float,
-                   double) {
+TEMPLATE_TEST_CASE("GLS quasi-Newton with curvature refreshes reaches the same optimum", "[gls][gram]",
+                   SPARSEMC_TEST_SCALARS) {
   // Rebuilding the preconditioner from the current per-sample curvatures (curvature_refresh)
   // changes the metric, not the minimiser: dense (double and single-precision Σ̂) and sparse X,
   // weights and an intercept, against FISTA's objective.
@@ -284,8 +285,8 @@ TEMPLATE_TEST_CASE("GLS quasi-Newton with curvature refreshes reaches the same o
   CHECK_THROWS_AS(GLSOptions{.curvature_refresh = -1}.validate(), std::invalid_argument);
 }
 
-TEMPLATE_TEST_CASE("GLS Algorithm 1 is monotone, stops on the gap and reports the gradient norm", "[gls]", float,
-                   double) {
+TEMPLATE_TEST_CASE("GLS Algorithm 1 is monotone, stops on the gap and reports the gradient norm", "[gls]",
+                   SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const PlantedProblem<Scalar> data(150, 20, 5, 0.5, 3, false);
   const double tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-8;
@@ -322,7 +323,7 @@ TEMPLATE_TEST_CASE("GLS Algorithm 1 is monotone, stops on the gap and reports th
   CHECK(accelerated.info.epochs <= result.info.epochs);
 }
 
-TEMPLATE_TEST_CASE("GLS identity link is the closed-form ridge solution", "[gls]", float, double) {
+TEMPLATE_TEST_CASE("GLS identity link is the closed-form ridge solution", "[gls]", SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const PlantedProblem<Scalar> data(120, 18, 4, 0.6, 5, true);
   for (const bool intercept : {false, true}) {
@@ -351,7 +352,7 @@ TEMPLATE_TEST_CASE("GLS identity link is the closed-form ridge solution", "[gls]
   }
 }
 
-TEMPLATE_TEST_CASE("GLS warm start, callbacks, time limit and options", "[gls]", float, double) {
+TEMPLATE_TEST_CASE("GLS warm start, callbacks, time limit and options", "[gls]", SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const PlantedProblem<Scalar> data(100, 12, 3, 0.5, 9, false);
   const GLSOptions options{.tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-8, .fit_intercept = true};
@@ -412,8 +413,8 @@ void check_default_gls(const PlantedProblem<Scalar>& data, const PlantedProblem<
   }
 }
 
-TEMPLATE_TEST_CASE("GLS at default options is certified within 1e-3 of FISTA's optimum", "[gls][defaults]", float,
-                   double) {
+TEMPLATE_TEST_CASE("GLS at default options is certified within 1e-3 of FISTA's optimum", "[gls][defaults]",
+                   SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const auto run = [](Eigen::Index n, Eigen::Index d, std::uint64_t seed) {
     const PlantedProblem<Scalar> data(n, d, 3, 0.4, seed, true);
@@ -433,8 +434,8 @@ TEMPLATE_TEST_CASE("GLS at default options is certified within 1e-3 of FISTA's o
   SECTION("tall (n >> d)") { run(sanitizer_run() ? 300 : 1500, 20, 42); }
 }
 
-TEMPLATE_TEST_CASE("GLS's gap on dense X equals the shared certificate on the sparse copy", "[gls][gap]", float,
-                   double) {
+TEMPLATE_TEST_CASE("GLS's gap on dense X equals the shared certificate on the sparse copy", "[gls][gap]",
+                   SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const PlantedProblem<Scalar> data(60, 15, 4, 0.5, 43, true);
   Rng rng(44);
@@ -480,7 +481,8 @@ TEST_CASE("GLS on dna matches FISTA", "[gls][data]") {
   CHECK(rel(result.info.objective, F_ref) <= 1e-9);
 }
 
-TEMPLATE_TEST_CASE("CalibratedLS: the training square loss never increases", "[gls][calibrated]", float, double) {
+TEMPLATE_TEST_CASE("CalibratedLS: the training square loss never increases", "[gls][calibrated]",
+                   SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const PlantedProblem<Scalar> data(sanitizer_run() ? 100 : 400, 20, 4, 0.5, 21, true);
   for (const bool intercept : {false, true}) {
@@ -526,8 +528,8 @@ TEMPLATE_TEST_CASE("CalibratedLS: the training square loss never increases", "[g
                   std::invalid_argument);
 }
 
-TEMPLATE_TEST_CASE("Stagewise: monotone training loss, save/load reproduces predictions", "[gls][stagewise]", float,
-                   double) {
+TEMPLATE_TEST_CASE("Stagewise: monotone training loss, save/load reproduces predictions", "[gls][stagewise]",
+                   SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const PlantedProblem<Scalar> data(sanitizer_run() ? 80 : 300, 30, 4, 0.5, 31, false);
   const auto check_monotone = [](const History& h) {

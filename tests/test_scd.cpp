@@ -3,6 +3,7 @@
 // its O(1/√t) rate, callbacks, reproducibility, options. Part 2 (test_scd_solvers.cpp): the smooth
 // variants against FISTA, BlockCD and LIBLINEAR -s 5, the binary mirror reduction, warm starts.
 #include "scd_test_support.hpp"
+#include "test_scalars.hpp"
 
 using namespace sparsemc;
 using namespace sparsemc::scd_test;
@@ -111,7 +112,7 @@ void check_smooth_kernel(bool multilabel) {
 }
 
 TEMPLATE_TEST_CASE("scd kernels: coordinate derivatives, curvature, bounds, steps and undo match brute force",
-                   "[scd][kernel]", float, double) {
+                   "[scd][kernel]", SPARSEMC_TEST_SCALARS) {
   check_smooth_kernel<OvrSquaredHinge, TestType>(false);
   check_smooth_kernel<OvrSquaredHinge, TestType>(true);
   check_smooth_kernel<SquaredHinge, TestType>(false);
@@ -122,7 +123,7 @@ TEMPLATE_TEST_CASE("scd kernels: coordinate derivatives, curvature, bounds, step
 }
 
 TEMPLATE_TEST_CASE("scd kernels: the Crammer-Singer subgradient component matches the loss's subgradient",
-                   "[scd][kernel]", float, double) {
+                   "[scd][kernel]", SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   using Index = std::int32_t;
   for (const bool multilabel : {false, true}) {
@@ -231,7 +232,7 @@ TEST_CASE("scd: callbacks see every epoch, can stop the solve, and get the curre
   CHECK(two.info.measure > 0);
 }
 
-TEMPLATE_TEST_CASE("scd: a seed reproduces the result bit for bit", "[scd][reproducible]", float, double) {
+TEMPLATE_TEST_CASE("scd: a seed reproduces the result bit for bit", "[scd][reproducible]", SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   RandomProblem<Scalar> rp(50, 12, 3, 0.4, 21, true);
   const auto problem = rp.problem();

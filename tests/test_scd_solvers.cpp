@@ -2,6 +2,7 @@
 // BlockCD and LIBLINEAR -s 5 (OvrSquaredHinge + L1, λ = 1/(Cn)); the exact optimality violation
 // they report; the binary mirror reduction; warm starts.
 #include "scd_test_support.hpp"
+#include "test_scalars.hpp"
 
 #include <sparsemc/solver/bcd/block_cd.hpp>
 #include <sparsemc/solver/duality_gap.hpp>
@@ -15,8 +16,8 @@ using namespace sparsemc::scd_test;
 // ------------------------------------------------------------------------------------------------
 
 
-TEMPLATE_TEST_CASE("scd / scd-ls: the optimum of (1) with every smooth loss and entrywise penalty", "[scd]", float,
-                   double) {
+TEMPLATE_TEST_CASE("scd / scd-ls: the optimum of (1) with every smooth loss and entrywise penalty", "[scd]",
+                   SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   check_smooth_variants<OvrSquaredHinge, L1, Scalar>(L1{.lambda = 0.01, .mu = 0}, false, false, CoordinateOrder::uniform);
   check_smooth_variants<OvrSquaredHinge, L1, Scalar>(L1{.lambda = 0.005, .mu = 0.01}, true, true,
@@ -135,7 +136,8 @@ TEST_CASE("scd-ls reaches LIBLINEAR -s 5's objective at -e 0.001 (dna, heart_sca
   }
 }
 
-TEMPLATE_TEST_CASE("scd: the binary mirror reduction is exact (K = 2, one-vs-rest)", "[scd][binary]", float, double) {
+TEMPLATE_TEST_CASE("scd: the binary mirror reduction is exact (K = 2, one-vs-rest)", "[scd][binary]",
+                   SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   RandomProblem<Scalar> rp(80, 15, 2, 0.4, 77, true);
   const auto problem = rp.problem();
