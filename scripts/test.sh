@@ -12,7 +12,7 @@
 #      installed offline into a venv, its tests (pytest) and its examples;
 #   3. an install into a temporary prefix and the downstream find_package(sparsemc) example,
 #      built with g++ and with clang;
-#   4. the benchmarks in their smoke form;
+#   4. the benchmarks in their smoke form (bench/compare's is a ctest entry of 1.);
 #   5. the readers' libFuzzer harnesses, 10 s each, when clang++-14 is installed;
 #   6. the parallel paths' tests under ThreadSanitizer (scripts/tsan.sh).
 set -euo pipefail
@@ -111,9 +111,6 @@ if [ -x "${benches[0]}" ]; then
   done
 else
   echo "-- skipped: no benchmark programs were built (Google Benchmark, libbenchmark-dev, not found)"
-fi
-if [ -x bench/compare ]; then
-  bench/compare --smoke --build build/release >/dev/null
 fi
 if [ -x build/release/bench/parse_file ]; then
   bench/threads_compare.py --smoke --build build/release >/dev/null
