@@ -33,6 +33,8 @@
 #include <string>
 #include <string_view>
 
+#include "data_dir.hpp"
+
 namespace {
 
 struct OvrLogistic {
@@ -164,8 +166,8 @@ int main(int argc, char** argv) {
   worst = std::max(worst, std::abs(fenchel_young));
 
   // 2. Training: any smooth policy plugs into any solver whose concept it meets.
-  const std::string train_path = argc > 2 ? argv[1] : SPARSEMC_REPO_DATA "/dna.scale";
-  const std::string test_path = argc > 2 ? argv[2] : SPARSEMC_REPO_DATA "/dna.scale.t";
+  const std::string train_path = argc > 2 ? argv[1] : sparsemc_examples::data_dir() + "/dna.scale";
+  const std::string test_path = argc > 2 ? argv[2] : sparsemc_examples::data_dir() + "/dna.scale.t";
   const auto train = io::read_libsvm<double>(train_path);
   const auto test = io::read_libsvm<double>(test_path, {.n_features = train.n_features(), .labels = train.encoder()});
   std::printf("%s: %lld samples, %lld features, %d classes; group lasso lambda = 1e-2\n", train_path.c_str(),

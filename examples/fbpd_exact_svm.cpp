@@ -12,9 +12,11 @@
 #include <cstdio>
 #include <string>
 
+#include "data_dir.hpp"
+
 int main(int argc, char** argv) {
   using namespace sparsemc;
-  const std::string path = argc > 1 ? argv[1] : std::string(SPARSEMC_REPO_DATA) + "/dna.scale";
+  const std::string path = argc > 1 ? argv[1] : sparsemc_examples::data_dir() + "/dna.scale";
   const auto data = io::read_libsvm<double>(path);
   const auto problem = data.problem<Eigen::RowMajor>();
 

@@ -17,11 +17,13 @@
 #include <exception>
 #include <string>
 
+#include "data_dir.hpp"
+
 int main(int argc, char** argv) {
   using namespace sparsemc;
   try {
-    const std::string train_path = argc > 1 ? argv[1] : SPARSEMC_REPO_DATA "/dna.scale";
-    const std::string test_path = argc > 2 ? argv[2] : (argc > 1 ? "" : SPARSEMC_REPO_DATA "/dna.scale.t");
+    const std::string train_path = argc > 1 ? argv[1] : sparsemc_examples::data_dir() + "/dna.scale";
+    const std::string test_path = argc > 2 ? argv[2] : (argc > 1 ? std::string() : sparsemc_examples::data_dir() + "/dna.scale.t");
     const auto train = io::read_libsvm<double>(train_path);
     const auto problem = train.problem<Eigen::RowMajor>();  // CSR: the faster layout for FISTA
 

@@ -17,9 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "data_dir.hpp"
+
 int main() {
   using namespace sparsemc;
-  const std::string dir = SPARSEMC_REPO_DATA;
+  const std::string dir = sparsemc_examples::data_dir();
   const auto train = io::read_libsvm_plain<double>(dir + "/dna.scale");
   const io::LibsvmOptions test_options{.n_features = train.n_features(), .labels = train.encoder()};
   const auto test = io::read_libsvm_plain<double>(dir + "/dna.scale.t", test_options);

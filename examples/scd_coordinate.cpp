@@ -14,10 +14,12 @@
 #include <cstdio>
 #include <string>
 
+#include "data_dir.hpp"
+
 int main(int argc, char** argv) {
   using namespace sparsemc;
-  const std::string train_file = argc > 1 ? argv[1] : SPARSEMC_REPO_DATA "/dna.scale";
-  const std::string test_file = argc > 2 ? argv[2] : SPARSEMC_REPO_DATA "/dna.scale.t";
+  const std::string train_file = argc > 1 ? argv[1] : sparsemc_examples::data_dir() + "/dna.scale";
+  const std::string test_file = argc > 2 ? argv[2] : sparsemc_examples::data_dir() + "/dna.scale.t";
   const auto train = io::read_libsvm_plain<double>(train_file);
   const auto test = io::read_libsvm_plain<double>(test_file, {.n_features = train.n_features(), .labels = train.encoder()});
   const auto problem = train.problem<Eigen::ColMajor>();  // SCD walks the columns of X

@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <string>
 
+#include "data_dir.hpp"
+
 int main() {
-  const std::string dir = SPARSEMC_REPO_DATA;
+  const std::string dir = sparsemc_examples::data_dir();
   auto train = sparsemc::io::read_libsvm<double>(dir + "/dna.scale");
   auto test = sparsemc::io::read_libsvm<double>(
       dir + "/dna.scale.t", {.n_features = train.n_features(), .labels = train.encoder()});

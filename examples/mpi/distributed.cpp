@@ -12,10 +12,12 @@
 
 #include <cstdio>
 
+#include "../data_dir.hpp"
+
 int main(int argc, char** argv) {
   sparsemc::mpi::Environment mpi(argc, argv);
   const sparsemc::mpi::Communicator world;
-  const auto part = sparsemc::mpi::read_libsvm_part<double>(world, SPARSEMC_REPO_DATA "/dna.scale", {.threads = 1});
+  const auto part = sparsemc::mpi::read_libsvm_part<double>(world, sparsemc_examples::data_dir() + "/dna.scale", {.threads = 1});
 
   // By classes: every rank needs every sample.
   const auto data = sparsemc::mpi::gather_dataset(world, part);
