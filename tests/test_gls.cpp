@@ -546,6 +546,17 @@ TEMPLATE_TEST_CASE("Stagewise: monotone training loss, save/load reproduces pred
     CHECK(model.predict(data.csr().X) == loaded.predict(data.csr().X));
     const auto dense = loaded.decision_function(DenseRowView<Scalar>(data.dense.data(), data.dense.rows(), data.dense.cols()));
     CHECK((dense - a).norm() <= (std::is_same_v<Scalar, float> ? 1e-3 : 1e-9) * std::max<double>(1.0, a.norm()));
+    // Relabelling names the classes in every stage and leaves the scores alone.
+    auto named = loaded;
+    std::vector<Label> labels(static_cast<std::size_t>(model.n_classes()));
+    for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = 10 * static_cast<Label>(k) + 7;
+    named.set_labels(labels);
+    CHECK(named.labels() == labels);
+    for (const auto& stage : named.stages()) CHECK(stage.linear.labels() == labels);
+    CHECK(named.decision_function(data.csr().X) == a);
+    CHECK_THROWS_AS(named.set_labels(std::vector<Label>(labels.size(), 1)), std::invalid_argument);
+    CHECK_THROWS_AS(named.set_labels({1}), std::invalid_argument);
+    CHECK(named.labels() == labels);
   };
   for (const auto features : {StagewiseFeatures::rff, StagewiseFeatures::sample_without_replacement,
                               StagewiseFeatures::sample_with_replacement, StagewiseFeatures::most_frequent_first}) {

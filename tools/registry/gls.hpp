@@ -77,19 +77,6 @@ inline std::optional<FeatureSpec> parse_features(const std::string& text, std::s
   return std::nullopt;
 }
 
-/// The staged model with class k labelled `labels[k]` in every stage.
-template <class Scalar>
-StagedModel<Scalar> relabel(const StagedModel<Scalar>& model, const std::vector<Label>& labels) {
-  StagedModel<Scalar> out(model.n_features(), labels, model.calibration_degree());
-  for (const auto& stage : model.stages()) {
-    auto copy = stage;
-    copy.linear = tools::detail::relabel(stage.linear, labels);
-    out.add_stage(std::move(copy));
-  }
-  out.provenance() = model.provenance();
-  return out;
-}
-
 /// The random Fourier features of --features rff:D[:BANDWIDTH] for the data (seed: --seed, or 0).
 template <class Scalar, class Index>
 RandomFourierFeatures<Scalar> make_rff(const Dataset<Scalar, Index>& data, const FeatureSpec& f, const FitSettings& s) {
@@ -225,7 +212,7 @@ struct GlsCalFamily {
     const auto& labels = data.encoder().labels();
     if (f.kind != gls_tools::FeatureSpec::Kind::rff) {
       StagedResult<Scalar> r = solver.fit(problem, callback);
-      r.model = gls_tools::relabel(r.model, labels);
+      r.model.set_labels(labels);
       return r;
     }
     const auto rff = gls_tools::make_rff(data, f, s);
@@ -299,7 +286,7 @@ struct StagewiseFamily {
   static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
     const auto solver = gls_tools::make_solver<Stagewise<Loss>, Loss, StagewiseFamily>(s);
     StagedResult<Scalar> r = solver.fit(data.template problem<Eigen::RowMajor>(), callback);
-    r.model = gls_tools::relabel(r.model, data.encoder().labels());
+    r.model.set_labels(data.encoder().labels());
     return r;
   }
 };

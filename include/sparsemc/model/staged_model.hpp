@@ -25,6 +25,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -172,6 +173,20 @@ class StagedModel {
   [[nodiscard]] const std::vector<Stage>& stages() const noexcept { return stages_; }
   [[nodiscard]] ModelProvenance& provenance() noexcept { return provenance_; }
   [[nodiscard]] const ModelProvenance& provenance() const noexcept { return provenance_; }
+
+  /// Names the classes as `LinearModel::set_labels` does (K distinct labels), in every stage:
+  /// the solvers' chains carry class indices 0..K−1 as labels.
+  void set_labels(std::vector<Label> labels) {
+    if (labels.size() != labels_.size())
+      throw std::invalid_argument("StagedModel::set_labels: " + std::to_string(labels.size()) + " labels for " +
+                                  std::to_string(labels_.size()) + " classes");
+    std::vector<Label> sorted = labels;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      throw std::invalid_argument("StagedModel::set_labels: the labels must be distinct");
+    for (Stage& stage : stages_) stage.linear.set_labels(labels);
+    labels_ = std::move(labels);
+  }
 
   /// Appends a stage (checked: shapes must match the model).
   void add_stage(Stage stage) {
