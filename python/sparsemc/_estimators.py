@@ -26,6 +26,8 @@ _FLAG_TO_PARAMETER = {
     "tol": "tol",
     "max-epochs": "max_iter",
     "time-limit": "time_limit",
+    "stages": "n_stages",
+    "block-size": "n_components",
 }
 
 
@@ -33,8 +35,8 @@ def _python_message(error):
     """'--loss x with --penalty y' -> 'loss=x with penalty=y'; '--intercept' -> 'fit_intercept=True'."""
     def parameter(match):
         flag, after = match.group(1), match.group(2)
-        if flag == "intercept":
-            return "fit_intercept=True" + after
+        if flag in ("intercept", "calibrate"):
+            return ("fit_intercept" if flag == "intercept" else "calibrate") + "=True" + after
         name = _FLAG_TO_PARAMETER.get(flag, flag)
         return name + ("=" if after == " " else after)
     message = str(error).replace("; use --bias B (a constant feature)", "; add a constant column to X instead")
@@ -422,6 +424,10 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
         self.coef_ = _coef_from(result, dtype)
         intercept = np.asarray(result["intercept"], dtype=dtype)
         self.intercept_ = intercept if intercept.size else np.zeros(K, dtype=dtype)
+        self._set_info(result)
+
+    def _set_info(self, result):
+        """The fit's report: the attributes every model has."""
         self.n_iter_ = int(result["epochs"])
         self.duality_gap_ = float(result["duality_gap"])
         self.relative_gap_ = float(result["relative_gap"])
@@ -485,15 +491,18 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
         """Writes the model as sparsemc-train does ("native") or as LIBLINEAR's train does
         ("liblinear"): sparsemc-predict and liblinear-predict read it. Needs integer labels."""
         check_is_fitted(self)
-        if self.multilabel_:
-            labels = self.classes_
-        elif self.classes_.dtype.kind in "iu" or (self.classes_.dtype.kind == "f"
-                                                  and np.all(self.classes_ == np.round(self.classes_))):
-            labels = self.classes_.astype(np.int64)
-        else:
-            raise ValueError(f"save: model files hold integer labels; classes_ are {self.classes_.dtype}")
         intercept = self.intercept_ if self._p("fit_intercept") else []
-        _call(_core.save_model, _model_from(self.coef_, intercept, labels, self._provenance), str(path), format)
+        _call(_core.save_model, _model_from(self.coef_, intercept, self._file_labels(), self._provenance), str(path),
+              format)
+
+    def _file_labels(self):
+        """classes_ as the integer labels a model file holds."""
+        if self.multilabel_:
+            return np.asarray(self.classes_, dtype=np.int64)
+        if self.classes_.dtype.kind in "iu" or (self.classes_.dtype.kind == "f"
+                                                and np.all(self.classes_ == np.round(self.classes_))):
+            return self.classes_.astype(np.int64)
+        raise ValueError(f"save: model files hold integer labels; classes_ are {self.classes_.dtype}")
 
     # scikit-learn's estimator checks that fail by design, with the reason (docs/python.md).
     _XFAIL_CHECKS = {
@@ -515,8 +524,11 @@ _PENALTIES = tuple(_core.penalties())
 
 def load(path):
     """A SparseLinearClassifier from a model file written by save(), sparsemc-train or LIBLINEAR's
-    train (the format is recognised). Its parameters are those the file records."""
+    train (the format is recognised), or a GLSClassifier from a staged model file (gls-cal,
+    stagewise, gls on random features). Its parameters are those the file records."""
     model = _call(_core.load_model, str(path))
+    if "staged" in model:
+        return GLSClassifier._loaded(model)
     loss = model["loss"] if model["loss"] in _LOSSES else "squared-hinge"
     penalty = model["penalty"] if model["penalty"] in _PENALTIES else "none"
     clf = SparseLinearClassifier(loss=loss, penalty=penalty, alpha=model["lambda"], l2=model["mu"],
@@ -640,6 +652,205 @@ class PDSparseClassifier(SparseLinearClassifier):
     def _lambda_mu(self, n_samples):
         mu = 1.0 / (n_samples * _positive("C", self.C))
         return self.l1 * mu, mu
+
+
+class GLSClassifier(SparseLinearClassifier):
+    """Generalized least squares (Agarwal, Kakade, Karampatziakis, Song and Valiant 2014) for dense,
+    ill-conditioned problems of a few thousand features, by default on random Fourier features
+    of a Gaussian kernel (Rahimi and Recht 2007): a kernel classifier at a linear fit's cost.
+
+    method="gls" (Algorithm 1, solver gls) minimises the ridge objective (1) of a generalised
+    linear loss over the features phi(x),
+
+        F(W, b) = (1/n) sum_i c_i loss(W^T phi(x_i) + b, y_i) + (l2/2) ||W||_F^2,
+
+    by quasi-Newton steps whose metric is the factorised second moment of phi(X), and stops on
+    its relative duality gap (``duality_gap_``), as every solver of the library does.
+    method="calibrated" (Algorithm 2, solver gls-cal) alternates least-squares fits of the
+    residual with a learned cubic link and the projection onto the simplex; method="stagewise"
+    (Algorithm 3, solver stagewise) adds ``n_stages`` fits, each on a fresh block of
+    ``n_components`` features. These two have no certificate of (1): ``status_`` says why they
+    stopped and ``duality_gap_`` is NaN.
+
+    Parameters
+    ----------
+    method : {"gls", "calibrated", "stagewise"}
+    loss : {"logistic", "least-squares"} or None
+        The link: softmax (logistic) or identity (least squares). None: logistic, and least
+        squares for "calibrated" (the only loss it takes).
+    features : {"rff", "original", "sample", "sample-replace", "frequent"}
+        phi: random Fourier features; the data's own features (gls, calibrated: a linear model
+        with ``coef_``); stagewise's blocks of the data's features drawn without or with
+        replacement, or by decreasing frequency.
+    n_components : int or None
+        The features of each fit: D random Fourier features (gls, calibrated; None: 1000), or
+        the block of P random or original features of each stage (stagewise; None: 512), so
+        that a stagewise chain reads n_stages · P features.
+    bandwidth : float or None
+        sigma of the kernel exp(-||x - x'||^2 / (2 sigma^2)). None: sigma^2 = (1/n) sum_i
+        ||x_i - mean||^2, half the mean squared distance between two samples.
+    n_stages : int or None
+        Stagewise: the number of stages T (None: 8).
+    calibrate : bool
+        Stagewise with least squares: calibrate every stage (Algorithm 2's link).
+    l2 : float, default 1e-4
+        mu of (1), the ridge.
+    fit_intercept, class_weight, tol, max_iter, random_state, verbose, dtype, time_limit, n_jobs
+        As in SparseLinearClassifier; ``tol`` and ``max_iter`` are each method's own (the
+        solver summaries of ``sparsemc.solvers()``: GLS's gap, gls-cal's stall, stagewise's GLS
+        iterations per block); ``random_state`` seeds the random features and the blocks.
+
+    Attributes
+    ----------
+    classes_, n_features_in_, n_iter_, objective_, duality_gap_, relative_gap_, status_, solver_,
+    fit_seconds_; ``coef_`` and ``intercept_`` when the model is linear (method="gls" on
+    features="original"), ``n_stages_`` otherwise: the model is then a chain of stages
+    (sparsemc's staged model), kept in C++, that pickles and saves to the staged-model file
+    sparsemc-predict reads.
+
+    predict_proba: the softmax of the scores (logistic) or the calibrated scores themselves,
+    which lie on the simplex (calibrated); other models have no predict_proba.
+
+    >>> GLSClassifier(n_components=2000, l2=1e-5).fit(X, y).score(X_test, y_test)
+    """
+
+    _METHODS = {"gls": "gls", "calibrated": "gls-cal", "stagewise": "stagewise"}
+    _FEATURES = {"gls": ("rff", "original"), "calibrated": ("rff", "original"),
+                 "stagewise": ("rff", "sample", "sample-replace", "frequent")}
+    _DEFAULT_COMPONENTS = 1000
+    _FIXED = dict(penalty="none", alpha=0.0, warm_start=False, early_stopping=False, validation_fraction=0.1,
+                  n_iter_no_change=3)
+
+    def __init__(self, method="gls", loss=None, features="rff", n_components=None, bandwidth=None, n_stages=None,
+                 calibrate=False, l2=1e-4, fit_intercept=True, class_weight=None, tol=None, max_iter=None,
+                 random_state=None, verbose=0, dtype=None, time_limit=None, n_jobs=None):
+        self.method = method
+        self.loss = loss
+        self.features = features
+        self.n_components = n_components
+        self.bandwidth = bandwidth
+        self.n_stages = n_stages
+        self.calibrate = calibrate
+        self.l2 = l2
+        self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+        self.dtype = dtype
+        self.time_limit = time_limit
+        self.n_jobs = n_jobs
+
+    def _p(self, name):
+        if name == "solver":
+            if self.method not in self._METHODS:
+                raise ValueError(f"method: expects one of {', '.join(self._METHODS)}; got {self.method!r}")
+            return self._METHODS[self.method]
+        if name == "loss" and self.loss is None:
+            return "least-squares" if self.method == "calibrated" else "logistic"
+        return super()._p(name)
+
+    def _settings(self, n_samples, multilabel):
+        settings = super()._settings(n_samples, multilabel)
+        method = self.method
+        self._p("solver")  # names a bad method first
+
+        def count(name, value):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
+                raise ValueError(f"{name}: expects None or a whole number >= 1, got {value!r}")
+            return value
+
+        if self.features not in self._FEATURES[method]:
+            raise ValueError(f"features: method={method!r} takes one of {', '.join(self._FEATURES[method])}; "
+                             f"got {self.features!r}")
+        D = count("n_components", self.n_components)
+        if self.bandwidth is not None:
+            _positive("bandwidth", self.bandwidth)
+        if D is not None and self.features == "original":
+            raise ValueError("n_components: not with features='original', which fits on the data's own features")
+        if self.bandwidth is not None and self.features != "rff":
+            raise ValueError(f"bandwidth: only with features='rff', got features={self.features!r}")
+        for name, value in (("n_stages", count("n_stages", self.n_stages)), ("calibrate", self.calibrate or None)):
+            if value is not None and method != "stagewise":
+                raise ValueError(f"{name}: only with method='stagewise', got method={method!r}")
+        features, block_size = self.features, None
+        if method == "stagewise":
+            block_size = D  # P of every stage; the generator draws as many as a stage needs
+        elif features == "rff":
+            features = f"rff:{self._DEFAULT_COMPONENTS if D is None else D}"
+        if features.startswith("rff") and self.bandwidth is not None:
+            features += (":" if method != "stagewise" else "::") + repr(float(self.bandwidth))
+        settings.update(features=features, stages=self.n_stages, block_size=block_size, calibrate=bool(self.calibrate))
+        return settings
+
+    def _set_fitted(self, result, dtype, K):
+        if "staged" not in result:
+            for name in ("_staged", "_staged_dtype", "n_stages_"):
+                self.__dict__.pop(name, None)
+            super()._set_fitted(result, dtype, K)
+            return
+        for name in ("coef_", "intercept_"):
+            self.__dict__.pop(name, None)
+        self._staged, self._staged_dtype = result["staged"], dtype
+        self.n_stages_ = int(result["n_stages"])
+        self._calibrated = bool(result["calibrated"])
+        self._set_info(result)
+
+    @classmethod
+    def _loaded(cls, model):
+        """The estimator of a staged model file (`_core.load_model`'s description)."""
+        method = {solver: method for method, solver in cls._METHODS.items()}.get(model["solver"], "stagewise")
+        loss = model["loss"] if model["loss"] in _LOSSES else None
+        clf = cls(method=method, loss=loss, l2=model["mu"])
+        clf.classes_ = np.asarray(model["labels"])
+        clf.n_features_in_ = int(model["n_features"])
+        clf.multilabel_ = False
+        clf._set_fitted(dict(model, epochs=0, duality_gap=np.nan, relative_gap=np.nan, objective=np.nan,
+                             status_name=model["status"], seconds=0.0), np.float64, len(model["labels"]))
+        return clf
+
+    def _scores(self, X):
+        if "_staged" not in self.__dict__:
+            return super()._scores(X)
+        check_is_fitted(self)
+        X = self._validate_data(X, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32),
+                                accept_large_sparse=True, reset=False)
+        X_input, _ = _compressed(sp.csr_matrix(X, dtype=self._staged_dtype))
+        return _call(self._staged.decision_function, X_input)
+
+    def _has_probabilities(self):
+        if getattr(self, "multilabel_", False):
+            return False
+        return self._p("loss") == "logistic" or getattr(self, "_calibrated", False)
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X):
+        """Class probabilities: the softmax of the scores (logistic), or the calibrated scores,
+        which lie on the probability simplex (calibrated models)."""
+        if getattr(self, "_calibrated", False):
+            return self._scores(X)
+        return super().predict_proba(X)
+
+    @available_if(_has_probabilities)
+    def predict_log_proba(self, X):
+        """log predict_proba."""
+        if getattr(self, "_calibrated", False):
+            with np.errstate(divide="ignore"):
+                return np.log(self._scores(X))
+        return super().predict_log_proba(X)
+
+    def save(self, path, format="native"):
+        """Writes the model: a linear one as SparseLinearClassifier.save does, a staged one as the
+        staged-model file sparsemc-train writes for gls-cal, stagewise and gls on random features
+        (its only format), which sparsemc-predict and sparsemc.load read."""
+        if "_staged" not in self.__dict__:
+            return super().save(path, format)
+        check_is_fitted(self)
+        if format != "native":
+            raise ValueError(f"format: a staged model has one format, 'native'; got {format!r}")
+        _call(self._staged.save, str(path), self._file_labels())
+        return None
 
 
 def regularization_path(X, y, loss="squared-hinge", penalty="l1l2", l2=0.0, alphas=None, n_alphas=10,

@@ -6,8 +6,10 @@
 /// X arrives as its three compressed arrays and is wrapped, not copied (`Dataset::borrowing`);
 /// the other layout is built once if the chosen solver needs it. The GIL is released during a
 /// fit; the per-epoch hook takes it back to forward progress lines and to check for Ctrl-C,
-/// which stops the solve and is raised as KeyboardInterrupt. Models cross as their stored rows
-/// (support, row_start, classes, weights): the CSC arrays of coef_ (K × d).
+/// which stops the solve and is raised as KeyboardInterrupt. Linear models cross as their stored
+/// rows (support, row_start, classes, weights): the CSC arrays of coef_ (K × d). A staged model
+/// (gls-cal, stagewise, gls on random features: model/staged_model.hpp) is not linear in x; it
+/// stays in C++ as a `StagedModel` object that predicts and pickles as its staged-model text.
 ///
 /// The Python side (sparsemc/_estimators.py) validates, converts to canonical CSR/CSC and
 /// calls the functions defined at the end of this file.
@@ -16,17 +18,21 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <sparsemc/io/any_model.hpp>
 #include <sparsemc/io/liblinear_model.hpp>
 #include <sparsemc/io/model_io.hpp>
+#include <sparsemc/io/staged_model_io.hpp>
 #include <sparsemc/solver/duality_gap.hpp>
 #include <sparsemc/solver/objective.hpp>
 #include <sparsemc/version.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "data.hpp"
@@ -152,6 +158,10 @@ FitSettings settings_from(const py::dict& s) {
   if (auto v = get("fit_intercept")) out.fit_intercept = v->cast<bool>();
   if (auto v = get("multilabel")) out.multilabel = v->cast<bool>();
   if (auto v = get("threads")) out.threads = v->cast<int>();
+  if (auto v = get("features")) out.features = v->cast<std::string>();
+  if (auto v = get("stages")) out.stages = v->cast<std::int64_t>();
+  if (auto v = get("block_size")) out.block_size = v->cast<std::int64_t>();
+  if (auto v = get("calibrate")) out.calibrate = v->cast<bool>();
   return out;
 }
 
@@ -224,15 +234,118 @@ py::dict result_to_python(const Result<Scalar>& r) {
   return out;
 }
 
+/// A staged model in the precision it was fitted (or read) in.
+struct PythonStagedModel {
+  std::variant<StagedModel<float>, StagedModel<double>> model;
+
+  [[nodiscard]] std::string text() const {
+    return std::visit([](const auto& m) { return io::format_staged_model(m); }, model);
+  }
+  /// The model of its text, in the precision the text's second line ("scalar float") names.
+  [[nodiscard]] static PythonStagedModel from_text(const std::string& text, const std::string& source) {
+    const auto second_line = text.find('\n') + 1;
+    if (text.compare(second_line, 13, "scalar float\n") == 0) return {io::parse_staged_model<float>(text, source)};
+    return {io::parse_staged_model<double>(text, source)};
+  }
+
+  /// ŷ⁽ᵀ⁾ (n × K) of the samples X (CSR, values in the model's precision).
+  [[nodiscard]] py::object decision_function(const SparseInput& X) const {
+    if (X.layout != "csr") throw py::value_error("X: a staged model predicts from CSR data");
+    return with_types(X, [&]<class Scalar, class Index>() -> py::object {
+      const auto* m = std::get_if<StagedModel<Scalar>>(&model);
+      if (m == nullptr) throw py::type_error("X: values must have the staged model's dtype");
+      if (X.cols != m->n_features())
+        throw py::value_error("X has " + std::to_string(X.cols) + " features, the model " + std::to_string(m->n_features()));
+      const CsrView<Scalar, Index> view(static_cast<Index>(X.rows), static_cast<Index>(X.cols),
+                                        pointer<Index>(X.indptr, "X.indptr"), pointer<Index>(X.indices, "X.indices"),
+                                        pointer<Scalar>(X.data, "X.data"));
+      typename StagedModel<Scalar>::RowMatrix Y;
+      {
+        py::gil_scoped_release release;
+        Y = m->decision_function(view);
+      }
+      py::array_t<Scalar> out({Y.rows(), Y.cols()});
+      std::copy(Y.data(), Y.data() + Y.size(), out.mutable_data());
+      return out;
+    });
+  }
+
+  /// The fields a Python estimator reads (as a linear model's dict has them).
+  [[nodiscard]] py::dict description() const {
+    return std::visit(
+        [](const auto& m) {
+          const auto& p = m.provenance();
+          py::dict d;
+          d["n_features"] = m.n_features(), d["n_stages"] = m.stages().size();
+          d["labels"] = py::array_t<Label>(static_cast<py::ssize_t>(m.labels().size()), m.labels().data());
+          d["calibrated"] = std::any_of(m.stages().begin(), m.stages().end(), [](const auto& t) { return t.calibration.size() > 0; });
+          d["loss"] = p.loss, d["penalty"] = p.penalty, d["solver"] = p.solver;
+          d["lambda"] = p.lambda, d["mu"] = p.mu, d["status"] = p.status;
+          return d;
+        },
+        model);
+  }
+
+  /// Writes the model with class k labelled `labels[k]` (the estimator's integer classes_).
+  void save(const std::string& path, std::vector<Label> labels) const {
+    std::visit(
+        [&](const auto& m) {
+          auto named = m;
+          named.set_labels(std::move(labels));
+          io::save_staged_model(named, path);
+        },
+        model);
+  }
+};
+
+/// A staged model as the Python side takes it: its description, the model itself under "staged".
+py::dict staged_to_python(PythonStagedModel staged) {
+  py::dict out = staged.description();
+  out["staged"] = py::cast(std::move(staged));
+  return out;
+}
+
+template <class Scalar>
+py::dict staged_result_to_python(StagedResult<Scalar> r) {
+  py::dict out = staged_to_python({std::move(r.model)});
+  const SolverInfo& i = r.info;
+  out["status_name"] = std::string(to_string(i.status));
+  out["epochs"] = i.epochs, out["objective"] = i.objective, out["duality_gap"] = i.duality_gap;
+  out["relative_gap"] = i.relative_gap, out["seconds"] = i.seconds, out["gap_seconds"] = i.gap_seconds;
+  return out;
+}
+
 /// The registered solver for the settings (`auto` resolved); errors name the Python parameters.
 const SolverSpec& resolve(const std::string& solver, const FitSettings& s) { return Registry::resolve(solver, s); }
+
+/// A fit whose model is a StagedModel (the settings' `spec.writes_staged`).
+py::object fit_staged(const SolverSpec& spec, const SparseInput& X, const ClassSets& y, const FitSettings& s,
+                      const std::optional<py::array>& sample_weight, py::object progress, bool every_epoch) {
+  return with_types(X, [&]<class Scalar, class Index>() -> py::object {
+    const auto fit_function = spec.staged_fit<Scalar, Index>(s.loss, s.penalty);
+    if (fit_function == nullptr) throw py::value_error("solver=" + spec.name + ": not built for these index types");
+    const Dataset<Scalar, Index> data = borrow<Scalar, Index>(X, y, sample_weight);
+    PythonHook hook{std::move(progress), every_epoch};
+    ToolCallback callback{std::ref(hook)};
+    StagedResult<Scalar> result;
+    {
+      py::gil_scoped_release release;
+      result = fit_function(data, s, callback);
+    }
+    hook.raise_if_interrupted();
+    return staged_result_to_python(std::move(result));
+  });
+}
 
 py::object fit(const SparseInput& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
                const std::optional<py::array>& sample_weight, const std::optional<py::dict>& init, py::object progress,
                bool every_epoch) {
   FitSettings s = settings_from(settings, X);
   const SolverSpec& spec = resolve(solver, s);
-  if (spec.writes_staged(s)) throw py::value_error("solver=" + spec.name + " returns a staged model, which the Python estimators do not hold yet");
+  if (spec.writes_staged(s)) {
+    if (init) throw py::value_error("warm_start=True: solver=" + spec.name + " returns a staged model, which starts from 0");
+    return fit_staged(spec, X, y, s, sample_weight, std::move(progress), every_epoch);
+  }
   return with_types(X, [&]<class Scalar, class Index>() -> py::object {
     const auto fit_function = spec.fit<Scalar, Index>(s.loss, s.penalty);
     if (fit_function == nullptr) throw py::value_error("solver=" + spec.name + ": not built for these index types");
@@ -360,8 +473,13 @@ void save_model(const py::dict& model, const std::string& path, const std::strin
     throw py::value_error("format: expects 'native' or 'liblinear', got '" + format + "'");
 }
 
-/// Reads a native or LIBLINEAR model file (tools::load_model: the format from its first word).
-py::dict load_model(const std::string& path) { return model_to_python(tools::load_model<double>(path)); }
+/// Reads a native, LIBLINEAR or staged model file (the format from its first word); a staged
+/// model comes as its description with the `StagedModel` under "staged".
+py::dict load_model(const std::string& path) {
+  io::AnyModel<double> loaded = tools::load_any_model<double>(path);
+  if (auto* linear = std::get_if<LinearModel<double>>(&loaded)) return model_to_python(*linear);
+  return staged_to_python({std::move(std::get<StagedModel<double>>(loaded))});
+}
 
 /// What the registry has: solver → (losses, penalties, intercept, seeded, default tol and epochs).
 py::list solvers() {
@@ -393,6 +511,13 @@ PYBIND11_MODULE(_core, m) {
            }),
            py::arg("layout"), py::arg("rows"), py::arg("cols"), py::arg("indptr"), py::arg("indices"), py::arg("data"))
       .def_property_readonly("data_pointer", [](const SparseInput& X) { return reinterpret_cast<std::uintptr_t>(X.data.data()); });
+  py::class_<PythonStagedModel>(m, "StagedModel",
+                                "A staged model (gls-cal, stagewise, gls on random features): predicts, pickles, saves")
+      .def("decision_function", &PythonStagedModel::decision_function, py::arg("X"))
+      .def("description", &PythonStagedModel::description)
+      .def("save", &PythonStagedModel::save, py::arg("path"), py::arg("labels"))
+      .def(py::pickle([](const PythonStagedModel& m) { return py::bytes(m.text()); },
+                      [](const py::bytes& text) { return PythonStagedModel::from_text(text, "<pickle>"); }));
   py::class_<ClassSets>(m, "ClassSets")
       .def(py::init([](py::array_t<std::int64_t, py::array::c_style> offsets, py::array_t<ClassIndex, py::array::c_style> classes,
                        ClassIndex n_classes) { return ClassSets{std::move(offsets), std::move(classes), n_classes}; }),
