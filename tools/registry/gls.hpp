@@ -21,6 +21,7 @@
 /// ill-conditioned features with d (or D, or the block size) up to a few thousand: Σ̂ is d × d.
 /// Never picked by auto.
 
+#include <sparsemc/core/stopwatch.hpp>
 #include <sparsemc/solver/gls/calibrated_ls.hpp>
 #include <sparsemc/solver/gls/gls.hpp>
 #include <sparsemc/solver/gls/stagewise.hpp>
@@ -163,9 +164,11 @@ struct GlsFamily {
     const auto f = gls_tools::parse_features(s.features, why);
     return f && f->kind == gls_tools::FeatureSpec::Kind::rff;
   }
-  /// GLS on φ(X), D random Fourier features: one uncalibrated stage reading φ(x).
+  /// GLS on φ(X), D random Fourier features: one uncalibrated stage reading φ(x). Its time
+  /// includes drawing and applying the features.
   template <class Loss, class Penalty, class Scalar, class Index>
   static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
+    const Stopwatch clock;
     std::string why;
     const auto f = *gls_tools::parse_features(s.features, why);
     const auto rff = gls_tools::make_rff(data, f, s);
@@ -173,6 +176,7 @@ struct GlsFamily {
     const auto Z = rff.transform(problem.X.eigen());
     const auto solver = gls_tools::make_solver<GLS<Loss>, Loss, GlsFamily>(s);
     Result<Scalar> r = solver.fit(gls_tools::dense_problem(Z, problem), callback);
+    r.info.seconds = clock.seconds();
     StagedModel<Scalar> model(data.n_features(), data.encoder().labels(), 3);
     typename StagedModel<Scalar>::Stage stage;
     stage.features = StagedModel<Scalar>::Features::rff;
@@ -215,9 +219,11 @@ struct GlsCalFamily {
       r.model.set_labels(labels);
       return r;
     }
+    const Stopwatch clock;  // the fit's time includes drawing and applying the features
     const auto rff = gls_tools::make_rff(data, f, s);
     const auto Z = rff.transform(problem.X.eigen());
     StagedResult<Scalar> r = solver.fit(gls_tools::dense_problem(Z, problem), callback);
+    r.info.seconds = clock.seconds();
     r.model = gls_tools::on_random_features(r.model, rff, data.n_features(), labels);
     return r;
   }
