@@ -35,6 +35,10 @@
 #include <variant>
 #include <vector>
 
+#ifdef SPARSEMC_USE_OPENMP
+#include <omp.h>
+#endif
+
 #include "data.hpp"
 #include "registry/registry.hpp"
 
@@ -108,6 +112,34 @@ Dataset<Scalar, Index> borrow(const SparseInput& X, const ClassSets& y, const st
   }
   return data;
 }
+
+/// The fit's threads (n_jobs: `FitSettings::threads`, 0 = every core) for every OpenMP region it
+/// runs — the solvers' own loops and Eigen's products — as sparsemc-train's --threads sets them;
+/// the caller's count comes back when the fit returns. (A solver's `threads` option alone would
+/// leave GLS's and FISTA's products on every core.)
+class FitThreads {
+ public:
+  explicit FitThreads(int threads) {
+#ifdef SPARSEMC_USE_OPENMP
+    if (threads > 0) {
+      callers_ = omp_get_max_threads();
+      omp_set_num_threads(threads);
+    }
+#else
+    (void)threads;
+#endif
+  }
+  ~FitThreads() {
+#ifdef SPARSEMC_USE_OPENMP
+    if (callers_ > 0) omp_set_num_threads(callers_);
+#endif
+  }
+  FitThreads(const FitThreads&) = delete;
+  FitThreads& operator=(const FitThreads&) = delete;
+
+ private:
+  int callers_ = 0;  ///< the caller's team, restored; 0: left alone
+};
 
 /// The epoch hook of a fit from Python: Ctrl-C stops the solve (the pending KeyboardInterrupt is
 /// raised when the fit returns); progress lines go to `progress` (a callable taking one str),
@@ -342,6 +374,7 @@ py::object fit(const SparseInput& X, const ClassSets& y, const py::dict& setting
                bool every_epoch) {
   FitSettings s = settings_from(settings, X);
   const SolverSpec& spec = resolve(solver, s);
+  const FitThreads threads(s.threads);
   if (spec.writes_staged(s)) {
     if (init) throw py::value_error("warm_start=True: solver=" + spec.name + " returns a staged model, which starts from 0");
     return fit_staged(spec, X, y, s, sample_weight, std::move(progress), every_epoch);
@@ -370,6 +403,7 @@ py::object fit_heldout(const SparseInput& X, const ClassSets& y, const SparseInp
   FitSettings s = settings_from(settings, X);
   s.heldout = true;
   const SolverSpec& spec = resolve(solver, s);
+  const FitThreads threads(s.threads);
   return with_types(X, [&]<class Scalar, class Index>() -> py::object {
     const auto fit_function = spec.heldout_fit<Scalar, Index>(s.loss, s.penalty);
     if (fit_function == nullptr)
@@ -406,6 +440,7 @@ py::object path(const SparseInput& X, const ClassSets& y, const py::dict& settin
   FitSettings s = settings_from(settings, X);
   if (!lambdas.empty()) s.lambda = lambdas.front();
   const SolverSpec& spec = resolve(solver, s);
+  const FitThreads threads(s.threads);
   return with_types(X, [&]<class Scalar, class Index>() -> py::object {
     const Dataset<Scalar, Index> data = borrow<Scalar, Index>(X, y, sample_weight);
     PythonHook hook{std::move(progress), every_epoch};
@@ -436,6 +471,7 @@ py::object path(const SparseInput& X, const ClassSets& y, const py::dict& settin
 py::dict evaluate(const SparseInput& X, const ClassSets& y, const py::dict& settings, const py::dict& model,
                   const std::optional<py::array>& sample_weight) {
   const FitSettings s = settings_from(settings);
+  const FitThreads threads(s.threads);
   py::dict out;
   with_types(X, [&]<class Scalar, class Index>() -> py::object {
     const Dataset<Scalar, Index> data = borrow<Scalar, Index>(X, y, sample_weight);
@@ -535,6 +571,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("save_model", &save_model, py::arg("model"), py::arg("path"), py::arg("format"));
   m.def("load_model", &load_model, py::arg("path"));
   m.def("solvers", &solvers);
+  m.def("openmp_threads", &available_threads,
+        "The OpenMP team of the calling thread's next parallel region (what n_jobs=None uses); 1 without OpenMP");
   m.def("multilabel_losses", &tools::multilabel_losses);
   m.def("losses", [] { return tools::names_of(tools::AllLosses{}); });
   m.def("penalties", [] { return tools::names_of(tools::AllPenalties{}); });

@@ -286,6 +286,15 @@ def test_n_jobs(dna):
     for clf in ovr:
         assert clf.status_ == "converged" and clf.relative_gap_ <= 1e-6
     assert abs(ovr[0].objective_ - ovr[1].objective_) <= ovr[0].duality_gap_ + ovr[1].duality_gap_
+    # n_jobs is every OpenMP region's team during the fit (Eigen's products too, as
+    # sparsemc-train --threads sets it), and the caller's team comes back after it.
+    callers = sparsemc._core.openmp_threads()
+    seen = []
+    clf = SparseLogisticRegression(penalty="none", l2=1e-3, solver="gls", n_jobs=1, verbose=2)
+    clf._progress = lambda: ((lambda line: seen.append(sparsemc._core.openmp_threads())), True)
+    clf.fit(X, y)
+    assert seen and set(seen) == {1}
+    assert sparsemc._core.openmp_threads() == callers
 
 
 def test_grid_search_and_pipeline(dna):
