@@ -7,10 +7,11 @@ at tol = 1e-2, 1e-3, ... until its objective is at most scikit-learn's, and the 
 fit is compared with scikit-learn's. Objectives are mapped as in docs/python.md: C Σ loss +
 penalty = n C · [(1/n) Σ loss + penalty / (n C)], so alpha (or l2) = 1/(n C).
 
-The last row is the package's overhead: the wall time of SparseLinearClassifier.fit() over the
-solve time sparsemc-train reports for the same fit (its "train_seconds"; the same objective to
-1e-10, or the row fails), and the growth of the process's peak memory during fit() next to the
-size of X.
+The last rows are the package's overhead: the wall time of fit() over the solve time
+sparsemc-train reports for the same fit (its "train_seconds"; the same objective to 1e-10, or
+the row fails), and the growth of the process's peak memory during fit() next to the size of X
+— for SparseLinearClassifier (bcd-ls) and for GLSClassifier's staged fit (gls on --rff random
+Fourier features, whose model stays in C++).
 
     bench/python_vs_sklearn.py --smoke            # data/dna.scale, seconds (CI)
     bench/python_vs_sklearn.py --data ../shared/data/multiclass/sector.scale.bz2
@@ -91,19 +92,20 @@ def compare(X, y, C, peer, problem, ours):
     return t, t_sk, F, F_sk, tol
 
 
-def row_overhead(X, y, lam, tool):
-    """Python fit() wall time over sparsemc-train's reported solve time, same fit. The tool
-    compacts unused feature columns (and BlockCD's block order follows the columns), so both
-    sides get X without them: the tool from a file of those columns."""
+def row_overhead(X, y, tool, cli_args, estimator):
+    """fit() wall time over sparsemc-train's reported solve time for the same fit, and the
+    growth of peak memory during fit(). The tool compacts unused feature columns (and BlockCD's
+    block order follows the columns), so both sides get X without them: the tool from a file of
+    those columns."""
     X = X[:, np.flatnonzero(X.getnnz(axis=0))].tocsr()
     with tempfile.TemporaryDirectory() as work:
         data = os.path.join(work, "data")
         dump_svmlight_file(X, y, data, zero_based=False)
-        out = subprocess.run([tool, "--quiet", "--json", "--lambda", repr(lam), data, os.path.join(work, "m")],
+        out = subprocess.run([tool, "--quiet", "--json", *cli_args, data, os.path.join(work, "m")],
                              check=True, capture_output=True, text=True)
     cli = json.loads(out.stdout)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    clf, t = timed(lambda: sparsemc.SparseLinearClassifier(alpha=lam, fit_intercept=False).fit(X, y))
+    clf, t = timed(lambda: estimator.fit(X, y))
     grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
     if abs(clf.objective_ / cli["objective"] - 1) > 1e-10:
         raise RuntimeError(f"not the same fit: F = {clf.objective_!r} in Python, {cli['objective']!r} in the tool")
@@ -116,6 +118,7 @@ def main():
     parser.add_argument("--data", default=os.path.join(ROOT, "data", "dna.scale"))
     parser.add_argument("--C", type=float, default=1.0, help="the peers' C (alpha or l2 = 1/(n C))")
     parser.add_argument("--lambda", dest="lam", type=float, default=1e-4, help="lambda of the overhead row")
+    parser.add_argument("--rff", type=int, default=1000, help="random Fourier features of the staged overhead row")
     parser.add_argument("--tool", default=os.path.join(ROOT, "build", "release", "tools", "sparsemc-train"))
     parser.add_argument("--smoke", action="store_true", help="dna, C = 0.1: seconds")
     args = parser.parse_args()
@@ -131,14 +134,21 @@ def main():
     for name, peer, problem, ours in ROWS:
         t, t_sk, F, F_sk, tol = compare(X, y, args.C, peer, problem, ours)
         print(f"| {name} | {t:.3g} | {t_sk:.3g} | {t / t_sk:.2f} | {F:.8g} | {F_sk:.8g} | {tol:g} |", flush=True)
-    if os.path.exists(args.tool):
-        t, t_cli, grown, x_bytes = row_overhead(X, y, args.lam, args.tool)
-        print(f"\nPython fit() {t:.3g} s vs sparsemc-train's solve {t_cli:.3g} s: overhead {100 * (t / t_cli - 1):+.1f} %; "
-              f"peak memory grew {grown / 2**20:.1f} MiB during fit() (X: {x_bytes / 2**20:.1f} MiB; bcd-ls builds "
-              f"its CSC of X once, as sparsemc-train does)")
-    else:
-        print(f"\noverhead row skipped: no sparsemc-train at {args.tool} (--tool)", file=sys.stderr)
-
+    if not os.path.exists(args.tool):
+        print(f"\noverhead rows skipped: no sparsemc-train at {args.tool} (--tool)", file=sys.stderr)
+        return
+    overheads = [
+        ("SparseLinearClassifier (bcd-ls)", ["--lambda", repr(args.lam)],
+         sparsemc.SparseLinearClassifier(alpha=args.lam, fit_intercept=False)),
+        (f"GLSClassifier (gls, {args.rff} random features)",
+         ["--solver", "gls", "--loss", "logistic", "--penalty", "none", "--mu", "1e-4", "--features", f"rff:{args.rff}"],
+         sparsemc.GLSClassifier(n_components=args.rff, l2=1e-4, fit_intercept=False)),
+    ]
+    print()
+    for name, cli_args, estimator in overheads:
+        t, t_cli, grown, x_bytes = row_overhead(X, y, args.tool, cli_args, estimator)
+        print(f"{name}: fit() {t:.3g} s vs sparsemc-train's solve {t_cli:.3g} s: overhead {100 * (t / t_cli - 1):+.1f} %; "
+              f"peak memory grew {grown / 2**20:.1f} MiB during fit() (X: {x_bytes / 2**20:.1f} MiB)", flush=True)
 
 if __name__ == "__main__":
     main()

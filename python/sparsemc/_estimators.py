@@ -679,9 +679,9 @@ class GLSClassifier(SparseLinearClassifier):
         The link: softmax (logistic) or identity (least squares). None: logistic, and least
         squares for "calibrated" (the only loss it takes).
     features : {"rff", "original", "sample", "sample-replace", "frequent"}
-        phi: random Fourier features; the data's own features (gls, calibrated: a linear model
-        with ``coef_``); stagewise's blocks of the data's features drawn without or with
-        replacement, or by decreasing frequency.
+        phi: random Fourier features; the data's own features (gls, calibrated; with gls the
+        model is linear and has ``coef_``); stagewise's blocks of the data's features drawn
+        without or with replacement, or by decreasing frequency.
     n_components : int or None
         The features of each fit: D random Fourier features (gls, calibrated; None: 1000), or
         the block of P random or original features of each stage (stagewise; None: 512), so
