@@ -752,9 +752,8 @@ class GLSClassifier(SparseLinearClassifier):
         return super()._p(name)
 
     def _settings(self, n_samples, multilabel):
-        settings = super()._settings(n_samples, multilabel)
+        settings = super()._settings(n_samples, multilabel)  # names a bad method first
         method = self.method
-        self._p("solver")  # names a bad method first
 
         def count(name, value):
             if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
@@ -786,7 +785,7 @@ class GLSClassifier(SparseLinearClassifier):
 
     def _set_fitted(self, result, dtype, K):
         if "staged" not in result:
-            for name in ("_staged", "_staged_dtype", "n_stages_"):
+            for name in ("_staged", "_staged_dtype", "_calibrated", "n_stages_"):
                 self.__dict__.pop(name, None)
             super()._set_fitted(result, dtype, K)
             return

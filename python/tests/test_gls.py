@@ -113,9 +113,11 @@ def test_gls_on_the_original_features_is_the_certified_linear_fit(dna):
     assert clf.coef_.shape == (3, 180) and not hasattr(clf, "n_stages_")
     same = SparseLinearClassifier(loss="logistic", penalty="none", alpha=0.0, l2=1e-3, solver="gls", tol=1e-8).fit(X, y)
     assert clf.objective_ == same.objective_
-    # Refitted as a staged model, the linear attributes go.
-    clf.set_params(features="rff", n_components=50).fit(X, y)
-    assert not hasattr(clf, "coef_") and clf.n_stages_ == 1
+    # Refitted as a staged model, the linear attributes go, and back.
+    clf.set_params(method="calibrated", loss="least-squares", features="rff", n_components=50).fit(X, y)
+    assert not hasattr(clf, "coef_") and clf.n_stages_ >= 1 and hasattr(clf, "predict_proba")
+    clf.set_params(method="gls", loss="least-squares", features="original", n_components=None).fit(X, y)
+    assert hasattr(clf, "coef_") and not hasattr(clf, "n_stages_") and not hasattr(clf, "predict_proba")
 
 
 def test_errors_name_the_parameter(dna):
