@@ -711,6 +711,10 @@ class GLSClassifier(SparseLinearClassifier):
     predict_proba: the softmax of the scores (logistic) or the calibrated scores themselves,
     which lie on the simplex (calibrated); other models have no predict_proba.
 
+    Data. A C-contiguous numpy array of float32 or float64 (of ``dtype``) reaches the solver
+    without a copy, as the solver's dense design (so do the sample weights); an F-ordered one is
+    copied once into C order. Sparse X is taken as by SparseLinearClassifier.
+
     >>> GLSClassifier(n_components=2000, l2=1e-5).fit(X, y).score(X_test, y_test)
     """
 
@@ -783,6 +787,15 @@ class GLSClassifier(SparseLinearClassifier):
         settings.update(features=features, stages=self.n_stages, block_size=block_size, calibrate=bool(self.calibrate))
         return settings
 
+    def _fit_with(self, X, Y, y_index, K, costs, settings, progress, every_epoch):
+        if sp.issparse(X):
+            return super()._fit_with(X, Y, y_index, K, costs, settings, progress, every_epoch)
+        X = np.ascontiguousarray(X)  # a C-ordered array is not copied
+        result = _call(_core.fit_dense, X, _class_sets(Y, y_index, K), settings, self._p("solver"), costs, progress,
+                       every_epoch)
+        self._set_fitted(result, X.dtype.type, K)
+        return None
+
     def _set_fitted(self, result, dtype, K):
         if "staged" not in result:
             for name in ("_staged", "_staged_dtype", "_calibrated", "n_stages_"):
@@ -815,6 +828,8 @@ class GLSClassifier(SparseLinearClassifier):
         check_is_fitted(self)
         X = self._validate_data(X, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32),
                                 accept_large_sparse=True, reset=False)
+        if not sp.issparse(X):
+            return _call(self._staged.decision_function_dense, np.ascontiguousarray(X, dtype=self._staged_dtype))
         X_input, _ = _compressed(sp.csr_matrix(X, dtype=self._staged_dtype))
         return _call(self._staged.decision_function, X_input)
 

@@ -4,7 +4,9 @@
 /// indices; tools/registry/registry.hpp) run over the caller's scipy/numpy buffers.
 ///
 /// X arrives as its three compressed arrays and is wrapped, not copied (`Dataset::borrowing`);
-/// the other layout is built once if the chosen solver needs it. The GIL is released during a
+/// the other layout is built once if the chosen solver needs it. A dense C-contiguous X reaches
+/// the families that fit a dense design (generalized least squares) as a `DenseProblem` over
+/// the caller's array. The GIL is released during a
 /// fit; the per-epoch hook takes it back to forward progress lines and to check for Ctrl-C,
 /// which stops the solve and is raised as KeyboardInterrupt. Linear models cross as their stored
 /// rows (support, row_start, classes, weights): the CSC arrays of coef_ (K × d). A staged model
@@ -18,6 +20,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <sparsemc/data/dense_problem.hpp>
 #include <sparsemc/io/any_model.hpp>
 #include <sparsemc/io/liblinear_model.hpp>
 #include <sparsemc/io/model_io.hpp>
@@ -31,6 +34,7 @@
 #include <cstdint>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -66,24 +70,48 @@ struct ClassSets {
   ClassIndex n_classes = 0;
 };
 
+/// Runs `f.template operator()<Scalar>()` for the value type of `values` (float32 or float64).
+template <class F>
+py::object with_scalar(const py::array& values, const char* what, F&& f) {
+  if (values.dtype().is(py::dtype::of<float>())) return f.template operator()<float>();
+  if (values.dtype().is(py::dtype::of<double>())) return f.template operator()<double>();
+  throw py::type_error(std::string(what) + ": values must be float32 or float64");
+}
+
 /// Runs `f.template operator()<Scalar, Index>()` for X's value and index types.
 template <class F>
 py::object with_types(const SparseInput& X, F&& f) {
-  const bool single = X.data.dtype().is(py::dtype::of<float>());
   const bool wide = X.indices.dtype().is(py::dtype::of<std::int64_t>());
-  if (!single && !X.data.dtype().is(py::dtype::of<double>()))
-    throw py::type_error("X: values must be float32 or float64");
   if (!wide && !X.indices.dtype().is(py::dtype::of<std::int32_t>()))
     throw py::type_error("X: indices must be int32 or int64");
   if (!X.indptr.dtype().is(X.indices.dtype())) throw py::type_error("X: indptr and indices must have one dtype");
-  if (single) return wide ? f.template operator()<float, std::int64_t>() : f.template operator()<float, std::int32_t>();
-  return wide ? f.template operator()<double, std::int64_t>() : f.template operator()<double, std::int32_t>();
+  return with_scalar(X.data, "X", [&]<class Scalar>() {
+    return wide ? f.template operator()<Scalar, std::int64_t>() : f.template operator()<Scalar, std::int32_t>();
+  });
+}
+
+/// A C-contiguous n × d array as a row-major view (no copy).
+template <class Scalar>
+DenseRowView<Scalar> dense_view(const py::array& X) {
+  if (X.ndim() != 2 || !(X.flags() & py::array::c_style)) throw py::value_error("X: not a C-contiguous 2-D array");
+  return {static_cast<const Scalar*>(X.data()), X.shape(0), X.shape(1)};
 }
 
 template <class T>
 const T* pointer(const py::array& a, const char* what) {
   if (a.ndim() != 1 || !(a.flags() & py::array::c_style)) throw py::value_error(std::string(what) + ": not a contiguous 1-D array");
   return static_cast<const T*>(a.data());
+}
+
+/// The class sets of n samples.
+LabelSets label_sets(const ClassSets& y, std::int64_t n) {
+  LabelSets sets(y.n_classes);
+  const auto offsets = y.offsets.unchecked<1>();
+  const std::span<const ClassIndex> classes(y.classes.data(), static_cast<std::size_t>(y.classes.size()));
+  if (offsets.shape(0) != n + 1) throw py::value_error("y: one class set per sample of X is needed");
+  for (std::int64_t i = 0; i < n; ++i)
+    sets.push_back(classes.subspan(static_cast<std::size_t>(offsets(i)), static_cast<std::size_t>(offsets(i + 1) - offsets(i))));
+  return sets;
 }
 
 /// The data set over the caller's arrays (no copy of X) with class indices 0..K−1 as labels.
@@ -93,12 +121,7 @@ Dataset<Scalar, Index> borrow(const SparseInput& X, const ClassSets& y, const st
   const auto* indptr = pointer<Index>(X.indptr, "X.indptr");
   const auto* indices = pointer<Index>(X.indices, "X.indices");
   const auto* values = pointer<Scalar>(X.data, "X.data");
-  LabelSets sets(y.n_classes);
-  const auto offsets = y.offsets.unchecked<1>();
-  const std::span<const ClassIndex> classes(y.classes.data(), static_cast<std::size_t>(y.classes.size()));
-  if (offsets.shape(0) != X.rows + 1) throw py::value_error("y: one class set per sample of X is needed");
-  for (std::int64_t i = 0; i < X.rows; ++i)
-    sets.push_back(classes.subspan(static_cast<std::size_t>(offsets(i)), static_cast<std::size_t>(offsets(i + 1) - offsets(i))));
+  LabelSets sets = label_sets(y, X.rows);
   std::vector<Label> labels(static_cast<std::size_t>(y.n_classes));
   std::iota(labels.begin(), labels.end(), Label{0});
   LabelEncoder encoder(std::move(labels));
@@ -284,24 +307,15 @@ struct PythonStagedModel {
   [[nodiscard]] py::object decision_function(const SparseInput& X) const {
     if (X.layout != "csr") throw py::value_error("X: a staged model predicts from CSR data");
     return with_types(X, [&]<class Scalar, class Index>() -> py::object {
-      const auto* m = std::get_if<StagedModel<Scalar>>(&model);
-      if (m == nullptr) throw py::type_error("X: values must have the staged model's dtype");
-      if (X.cols != m->n_features())
-        throw py::value_error("X has " + std::to_string(X.cols) + " features, the model " + std::to_string(m->n_features()));
-      const CsrView<Scalar, Index> view(static_cast<Index>(X.rows), static_cast<Index>(X.cols),
-                                        pointer<Index>(X.indptr, "X.indptr"), pointer<Index>(X.indices, "X.indices"),
-                                        pointer<Scalar>(X.data, "X.data"));
-      typename StagedModel<Scalar>::RowMatrix Y;
-      {
-        py::gil_scoped_release release;
-        Y = m->decision_function(view);
-      }
-      py::array_t<Scalar> out({Y.rows(), Y.cols()});
-      std::copy(Y.data(), Y.data() + Y.size(), out.mutable_data());
-      return out;
+      return scores<Scalar>(CsrView<Scalar, Index>(static_cast<Index>(X.rows), static_cast<Index>(X.cols),
+                                                   pointer<Index>(X.indptr, "X.indptr"),
+                                                   pointer<Index>(X.indices, "X.indices"), pointer<Scalar>(X.data, "X.data")));
     });
   }
-
+  /// ŷ⁽ᵀ⁾ of a dense X (C-contiguous n × d, the model's precision; not copied).
+  [[nodiscard]] py::object decision_function_dense(const py::array& X) const {
+    return with_scalar(X, "X", [&]<class Scalar>() -> py::object { return scores<Scalar>(dense_view<Scalar>(X)); });
+  }
   /// The fields a Python estimator reads (as a linear model's dict has them).
   [[nodiscard]] py::dict description() const {
     return std::visit(
@@ -327,6 +341,23 @@ struct PythonStagedModel {
           io::save_staged_model(named, path);
         },
         model);
+  }
+
+ private:
+  template <class Scalar, class Design>
+  [[nodiscard]] py::object scores(const Design& X) const {
+    const auto* m = std::get_if<StagedModel<Scalar>>(&model);
+    if (m == nullptr) throw py::type_error("X: values must have the staged model's dtype");
+    if (X.cols() != m->n_features())
+      throw py::value_error("X has " + std::to_string(X.cols()) + " features, the model " + std::to_string(m->n_features()));
+    typename StagedModel<Scalar>::RowMatrix Y;
+    {
+      py::gil_scoped_release release;
+      Y = m->decision_function(X);
+    }
+    py::array_t<Scalar> out({Y.rows(), Y.cols()});
+    std::copy(Y.data(), Y.data() + Y.size(), out.mutable_data());
+    return out;
   }
 };
 
@@ -393,6 +424,41 @@ py::object fit(const SparseInput& X, const ClassSets& y, const py::dict& setting
       result = fit_function(data, s, initial ? &*initial : nullptr, callback);
     }
     hook.raise_if_interrupted();
+    return result_to_python(result);
+  });
+}
+
+/// A fit on a dense X (C-contiguous n × d, float32/float64: not copied, nor are the sample
+/// weights) by a family that takes one (`takes_dense`: the generalized least squares family).
+py::object fit_dense(const py::array& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
+                     const std::optional<py::array>& sample_weight, py::object progress, bool every_epoch) {
+  FitSettings s = settings_from(settings);
+  if (X.ndim() == 2) s.n_samples = X.shape(0), s.n_features = X.shape(1);
+  const SolverSpec& spec = resolve(solver, s);
+  const FitThreads threads(s.threads);
+  return with_scalar(X, "X", [&]<class Scalar>() -> py::object {
+    const LabelSets sets = label_sets(y, s.n_samples);
+    std::span<const Scalar> weights;
+    if (sample_weight)
+      weights = {pointer<Scalar>(*sample_weight, "sample_weight"), static_cast<std::size_t>(sample_weight->size())};
+    const DenseProblem<Scalar> problem{dense_view<Scalar>(X), sets.view(), weights};
+    problem.validate();
+    PythonHook hook{std::move(progress), every_epoch};
+    ToolCallback callback{std::ref(hook)};
+    const bool staged = spec.writes_staged(s);
+    const auto staged_fit = staged ? spec.dense_staged_fit<Scalar>(s.loss, s.penalty) : nullptr;
+    const auto linear_fit = staged ? nullptr : spec.dense_fit<Scalar>(s.loss, s.penalty);
+    if (staged_fit == nullptr && linear_fit == nullptr)
+      throw py::value_error("solver=" + spec.name + " takes sparse X only");
+    StagedResult<Scalar> staged_result;
+    Result<Scalar> result;
+    {
+      py::gil_scoped_release release;
+      if (staged) staged_result = staged_fit(problem, s, callback);
+      else result = linear_fit(problem, s, callback);
+    }
+    hook.raise_if_interrupted();
+    if (staged) return staged_result_to_python(std::move(staged_result));
     return result_to_python(result);
   });
 }
@@ -550,6 +616,7 @@ PYBIND11_MODULE(_core, m) {
   py::class_<PythonStagedModel>(m, "StagedModel",
                                 "A staged model (gls-cal, stagewise, gls on random features): predicts, pickles, saves")
       .def("decision_function", &PythonStagedModel::decision_function, py::arg("X"))
+      .def("decision_function_dense", &PythonStagedModel::decision_function_dense, py::arg("X"))
       .def("description", &PythonStagedModel::description)
       .def("save", &PythonStagedModel::save, py::arg("path"), py::arg("labels"))
       .def(py::pickle([](const PythonStagedModel& m) { return py::bytes(m.text()); },
@@ -561,6 +628,8 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("fit", &fit, py::arg("X"), py::arg("y"), py::arg("settings"), py::arg("solver"), py::arg("sample_weight"),
         py::arg("init"), py::arg("progress"), py::arg("every_epoch"));
+  m.def("fit_dense", &fit_dense, py::arg("X"), py::arg("y"), py::arg("settings"), py::arg("solver"),
+        py::arg("sample_weight"), py::arg("progress"), py::arg("every_epoch"));
   m.def("fit_heldout", &fit_heldout, py::arg("X"), py::arg("y"), py::arg("X_val"), py::arg("y_val"), py::arg("patience"),
         py::arg("settings"), py::arg("solver"), py::arg("sample_weight"), py::arg("progress"), py::arg("every_epoch"));
   m.def("lambda_max", &lambda_start, py::arg("X"), py::arg("y"), py::arg("settings"));

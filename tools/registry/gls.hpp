@@ -19,7 +19,8 @@
 /// gls-cal and stagewise always write staged models (model/staged_model.hpp,
 /// io/staged_model_io.hpp), which sparsemc-predict and sparsemc-eval recognise. Meant for dense,
 /// ill-conditioned features with d (or D, or the block size) up to a few thousand: Σ̂ is d × d.
-/// Never picked by auto.
+/// Never picked by auto. The three also fit a dense design (`takes_dense`: the Python package's
+/// numpy arrays, not copied); every fit returns class indices, which the Dataset paths relabel.
 
 #include <sparsemc/core/stopwatch.hpp>
 #include <sparsemc/solver/gls/calibrated_ls.hpp>
@@ -78,24 +79,33 @@ inline std::optional<FeatureSpec> parse_features(const std::string& text, std::s
   return std::nullopt;
 }
 
-/// The random Fourier features of --features rff:D[:BANDWIDTH] for the data (seed: --seed, or 0).
-template <class Scalar, class Index>
-RandomFourierFeatures<Scalar> make_rff(const Dataset<Scalar, Index>& data, const FeatureSpec& f, const FitSettings& s) {
-  const double sigma = f.bandwidth > 0 ? f.bandwidth : rff_default_bandwidth(data.csr().eigen());
-  return RandomFourierFeatures<Scalar>(s.seed.value_or(0), data.n_features(), f.dim, sigma);
+/// A problem's X as an Eigen expression with samples in rows: the sparse map of a CsrProblem,
+/// the map of a DenseProblem.
+template <class Prob>
+decltype(auto) design(const Prob& problem) {
+  if constexpr (requires { problem.X.eigen(); }) return problem.X.eigen();
+  else return (problem.X);
 }
 
-/// A model over the D random features → the staged model over the data's features: every stage
-/// reads φ(x) from the same generator.
+/// The random Fourier features of --features rff:D[:BANDWIDTH] for the samples X (an Eigen
+/// expression, samples in rows; seed: --seed, or 0).
+template <class Design>
+auto make_rff(const Design& X, const FeatureSpec& f, const FitSettings& s) {
+  const double sigma = f.bandwidth > 0 ? f.bandwidth : rff_default_bandwidth(X);
+  return RandomFourierFeatures<typename Design::Scalar>(s.seed.value_or(0), X.cols(), f.dim, sigma);
+}
+
+/// A model over the D random features → the staged model over the data's n_features: every
+/// stage reads φ(x) from the same generator.
 template <class Scalar>
 StagedModel<Scalar> on_random_features(const StagedModel<Scalar>& fitted, const RandomFourierFeatures<Scalar>& rff,
-                                       std::int64_t n_features, const std::vector<Label>& labels) {
-  StagedModel<Scalar> out(n_features, labels, fitted.calibration_degree());
+                                       std::int64_t n_features) {
+  StagedModel<Scalar> out(n_features, fitted.labels(), fitted.calibration_degree());
   for (const auto& stage : fitted.stages()) {
     typename StagedModel<Scalar>::Stage copy;
     copy.features = StagedModel<Scalar>::Features::rff;
     copy.rff = rff;
-    copy.linear = tools::detail::relabel(stage.linear, labels);
+    copy.linear = stage.linear;
     copy.calibration = stage.calibration;
     out.add_stage(std::move(copy));
   }
@@ -164,26 +174,42 @@ struct GlsFamily {
     const auto f = gls_tools::parse_features(s.features, why);
     return f && f->kind == gls_tools::FeatureSpec::Kind::rff;
   }
-  /// GLS on φ(X), D random Fourier features: one uncalibrated stage reading φ(x). Its time
-  /// includes drawing and applying the features.
+  static constexpr bool takes_dense = true;
   template <class Loss, class Penalty, class Scalar, class Index>
   static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
+    StagedResult<Scalar> r = fit_on_random_features<Loss>(data.template problem<Eigen::RowMajor>(), s, callback);
+    r.model.set_labels(data.encoder().labels());
+    return r;
+  }
+  template <class Loss, class Penalty, class Scalar>
+  static StagedResult<Scalar> fit_staged_dense(const DenseProblem<Scalar>& problem, const FitSettings& s,
+                                               ToolCallback& callback) {
+    return fit_on_random_features<Loss>(problem, s, callback);
+  }
+
+ private:
+  /// GLS on φ(X), D random Fourier features: one uncalibrated stage reading φ(x), its classes
+  /// the indices 0..K−1. Its time includes drawing and applying the features.
+  template <class Loss, class Prob>
+  static StagedResult<typename Prob::scalar_type> fit_on_random_features(const Prob& problem, const FitSettings& s,
+                                                                         ToolCallback& callback) {
+    using Scalar = typename Prob::scalar_type;
     const Stopwatch clock;
     std::string why;
     const auto f = *gls_tools::parse_features(s.features, why);
-    const auto rff = gls_tools::make_rff(data, f, s);
-    const auto problem = data.template problem<Eigen::RowMajor>();
-    const auto Z = rff.transform(problem.X.eigen());
+    const auto X = gls_tools::design(problem);
+    const auto rff = gls_tools::make_rff(X, f, s);
+    const auto Z = rff.transform(X);
     const auto solver = gls_tools::make_solver<GLS<Loss>, Loss, GlsFamily>(s);
     Result<Scalar> r = solver.fit(gls_tools::dense_problem(Z, problem), callback);
     r.info.seconds = clock.seconds();
-    StagedModel<Scalar> model(data.n_features(), data.encoder().labels(), 3);
+    StagedModel<Scalar> model(X.cols(), r.model.labels(), 3);
     typename StagedModel<Scalar>::Stage stage;
     stage.features = StagedModel<Scalar>::Features::rff;
     stage.rff = rff;
-    stage.linear = tools::detail::relabel(r.model, data.encoder().labels());
+    stage.linear = std::move(r.model);
     model.add_stage(std::move(stage));
-    model.provenance() = r.model.provenance();
+    model.provenance() = model.stages().front().linear.provenance();
     return {std::move(model), r.info};
   }
 };
@@ -207,24 +233,35 @@ struct GlsCalFamily {
   static int auto_priority(const FitSettings&) { return 0; }
   static std::string requirement(const FitSettings& s) { return GlsFamily::requirement(s); }
   static bool staged(const FitSettings&) { return true; }
+  static constexpr bool takes_dense = true;
   template <class Loss, class Penalty, class Scalar, class Index>
   static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
+    StagedResult<Scalar> r = fit_on(data.template problem<Eigen::RowMajor>(), s, callback);
+    r.model.set_labels(data.encoder().labels());
+    return r;
+  }
+  template <class Loss, class Penalty, class Scalar>
+  static StagedResult<Scalar> fit_staged_dense(const DenseProblem<Scalar>& problem, const FitSettings& s,
+                                               ToolCallback& callback) {
+    return fit_on(problem, s, callback);
+  }
+
+ private:
+  /// Algorithm 2 on X or on its random Fourier features (the fit's time then includes drawing
+  /// and applying them); the classes are the indices 0..K−1.
+  template <class Prob>
+  static StagedResult<typename Prob::scalar_type> fit_on(const Prob& problem, const FitSettings& s, ToolCallback& callback) {
     std::string why;
     const auto f = *gls_tools::parse_features(s.features, why);
-    const auto solver = gls_tools::make_solver<CalibratedLS, Loss, GlsCalFamily>(s);
-    const auto problem = data.template problem<Eigen::RowMajor>();
-    const auto& labels = data.encoder().labels();
-    if (f.kind != gls_tools::FeatureSpec::Kind::rff) {
-      StagedResult<Scalar> r = solver.fit(problem, callback);
-      r.model.set_labels(labels);
-      return r;
-    }
-    const Stopwatch clock;  // the fit's time includes drawing and applying the features
-    const auto rff = gls_tools::make_rff(data, f, s);
-    const auto Z = rff.transform(problem.X.eigen());
-    StagedResult<Scalar> r = solver.fit(gls_tools::dense_problem(Z, problem), callback);
+    const auto solver = gls_tools::make_solver<CalibratedLS, LeastSquares, GlsCalFamily>(s);
+    if (f.kind != gls_tools::FeatureSpec::Kind::rff) return solver.fit(problem, callback);
+    const Stopwatch clock;
+    const auto X = gls_tools::design(problem);
+    const auto rff = gls_tools::make_rff(X, f, s);
+    const auto Z = rff.transform(X);
+    auto r = solver.fit(gls_tools::dense_problem(Z, problem), callback);
     r.info.seconds = clock.seconds();
-    r.model = gls_tools::on_random_features(r.model, rff, data.n_features(), labels);
+    r.model = gls_tools::on_random_features(r.model, rff, X.cols());
     return r;
   }
 };
@@ -288,12 +325,24 @@ struct StagewiseFamily {
     return "";
   }
   static bool staged(const FitSettings&) { return true; }
+  static constexpr bool takes_dense = true;
   template <class Loss, class Penalty, class Scalar, class Index>
   static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
-    const auto solver = gls_tools::make_solver<Stagewise<Loss>, Loss, StagewiseFamily>(s);
-    StagedResult<Scalar> r = solver.fit(data.template problem<Eigen::RowMajor>(), callback);
+    StagedResult<Scalar> r = fit_on<Loss>(data.template problem<Eigen::RowMajor>(), s, callback);
     r.model.set_labels(data.encoder().labels());
     return r;
+  }
+  template <class Loss, class Penalty, class Scalar>
+  static StagedResult<Scalar> fit_staged_dense(const DenseProblem<Scalar>& problem, const FitSettings& s,
+                                               ToolCallback& callback) {
+    return fit_on<Loss>(problem, s, callback);
+  }
+
+ private:
+  /// Algorithm 3 on a CsrProblem or a DenseProblem; the classes are the indices 0..K−1.
+  template <class Loss, class Prob>
+  static StagedResult<typename Prob::scalar_type> fit_on(const Prob& problem, const FitSettings& s, ToolCallback& callback) {
+    return gls_tools::make_solver<Stagewise<Loss>, Loss, StagewiseFamily>(s).fit(problem, callback);
   }
 };
 

@@ -49,6 +49,12 @@
 /// `static constexpr bool staged_only = true` and has no linear fit); it lists the extra options
 /// it takes (`--block-size`, `--stages`, `--features`, `--calibrate`) in `extra_options`.
 ///
+/// A family whose solver also fits a dense design (`DenseProblem`: the generalized least squares
+/// family, meant for dense features) sets `static constexpr bool takes_dense = true` and defines
+/// `fit_staged_dense<Loss, Penalty, Scalar>(problem, settings, callback)` (when it has a staged
+/// fit); its linear fit on dense X is `dense_fit_with`. The Python package hands C-contiguous
+/// numpy arrays to these without a copy.
+///
 /// Registration runs during static initialisation, before main(); tools/CMakeLists.txt compiles
 /// each family listed in families.hpp as a translation unit of its own. The table is kept sorted
 /// by solver name.
@@ -72,6 +78,7 @@
 
 #include <sparsemc/core/callbacks.hpp>
 #include <sparsemc/data/dataset.hpp>
+#include <sparsemc/data/dense_problem.hpp>
 #include <sparsemc/model/early_stopping.hpp>
 #include <sparsemc/model/linear_model.hpp>
 #include <sparsemc/model/staged_model.hpp>
@@ -138,6 +145,15 @@ using PathFunction = std::vector<Result<Scalar>> (*)(const Dataset<Scalar, Index
 template <class Scalar, class Index = std::int32_t>
 using StagedFitFunction = StagedResult<Scalar> (*)(const Dataset<Scalar, Index>&, const FitSettings&, ToolCallback&);
 
+/// A type-erased fit on a dense design (n × d, row-major, the caller's memory; classes are the
+/// indices 0..K−1), for the families that take one (`takes_dense`).
+template <class Scalar>
+using DenseFitFunction = Result<Scalar> (*)(const DenseProblem<Scalar>&, const FitSettings&, ToolCallback&);
+
+/// The same for a fit whose model is a `StagedModel`.
+template <class Scalar>
+using DenseStagedFitFunction = StagedResult<Scalar> (*)(const DenseProblem<Scalar>&, const FitSettings&, ToolCallback&);
+
 /// The index type of X that the fits of this translation unit are instantiated for. The tools
 /// read files into 32-bit indices; the Python module (python/) compiles every family a second
 /// time with SPARSEMC_REGISTRY_INDEX defined as std::int64_t, so that scipy matrices with 64-bit
@@ -170,6 +186,10 @@ struct FitTables {
   std::map<Key, PathFunction<Scalar, Index>> path;
   /// Families with a staged fit.
   std::map<Key, StagedFitFunction<Scalar, Index>> staged;
+  /// Families that take a dense design (`takes_dense`): their fits on it, linear and staged
+  /// (filled in the 32-bit-index tables only: a dense design has no index type).
+  std::map<Key, DenseFitFunction<Scalar>> dense;
+  std::map<Key, DenseStagedFitFunction<Scalar>> dense_staged;
 };
 
 /// One registered solver.
@@ -222,6 +242,16 @@ struct SolverSpec {
                                                               const std::string& penalty) const {
     return look_up(tables<Scalar, Index>().heldout, loss, penalty);
   }
+  /// The fits on a dense design for a (loss, penalty) pair; null when the family takes none.
+  template <class Scalar>
+  [[nodiscard]] DenseFitFunction<Scalar> dense_fit(const std::string& loss, const std::string& penalty) const {
+    return look_up(tables<Scalar, std::int32_t>().dense, loss, penalty);
+  }
+  template <class Scalar>
+  [[nodiscard]] DenseStagedFitFunction<Scalar> dense_staged_fit(const std::string& loss,
+                                                                const std::string& penalty) const {
+    return look_up(tables<Scalar, std::int32_t>().dense_staged, loss, penalty);
+  }
   /// The whole-grid path for a (loss, penalty) pair; null when the family solves paths by a
   /// sequence of warm-started fits.
   template <class Scalar, class Index = std::int32_t>
@@ -246,6 +276,8 @@ struct SolverSpec {
       into.heldout.merge(from.heldout);
       into.path.merge(from.path);
       into.staged.merge(from.staged);
+      into.dense.merge(from.dense);
+      into.dense_staged.merge(from.dense_staged);
     };
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (take(std::get<I>(tables_), std::get<I>(other.tables_)), ...);
@@ -431,6 +463,15 @@ Result<Scalar> fit_with(const Dataset<Scalar, Index>& data, const FitSettings& s
   return result;
 }
 
+/// The fit on a dense design of a family that takes one: the solver built as in fit_with, its
+/// model labelled with the class indices.
+template <class Family, class Loss, class Penalty, class Scalar>
+Result<Scalar> dense_fit_with(const DenseProblem<Scalar>& problem, const FitSettings& s, ToolCallback& callback) {
+  Result<Scalar> result = make_solver<Family, Loss, Penalty>(s).fit(problem, callback);
+  result.model.provenance().solver = Family::name;
+  return result;
+}
+
 template <class Family, class Loss, class Penalty, class Scalar, class Index>
 Result<Scalar> fit_heldout(const Dataset<Scalar, Index>& data, const FitSettings& s, const Dataset<Scalar, Index>& heldout,
                            int patience, ToolCallback& callback) {
@@ -483,6 +524,11 @@ void fill_tables(SolverSpec& spec) {
     const std::pair<std::string, std::string> key{std::string(Loss::name), std::string(Penalty::name)};
     if constexpr (requires { &Family::staged; })
       tables.staged[key] = &Family::template fit_staged<Loss, Penalty, Scalar, Index>;
+    if constexpr (requires { requires Family::takes_dense; } && std::is_same_v<Index, std::int32_t>) {
+      if constexpr (requires { &Family::staged; })
+        tables.dense_staged[key] = &Family::template fit_staged_dense<Loss, Penalty, Scalar>;
+      if constexpr (!staged_only) tables.dense[key] = &dense_fit_with<Family, Loss, Penalty, Scalar>;
+    }
     if constexpr (!staged_only) {
       tables.fit[key] = &fit_with<Family, Loss, Penalty, Scalar, Index>;
       if constexpr (requires { requires Family::returns_heldout_best; })
