@@ -132,9 +132,28 @@ Solver make_solver(const FitSettings& s) {
   else return Solver(Loss{}, ridge, options);
 }
 
+/// The registry's two staged fits of a family over its `fit_on<Loss>(problem, settings,
+/// callback)`, which takes a CsrProblem or a DenseProblem and returns class indices: on a
+/// Dataset (then relabelled with its labels) and on a dense design.
+template <class Family>
+struct StagedFits {
+  static constexpr bool takes_dense = true;
+  template <class Loss, class Penalty, class Scalar, class Index>
+  static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
+    StagedResult<Scalar> r = Family::template fit_on<Loss>(data.template problem<Eigen::RowMajor>(), s, callback);
+    r.model.set_labels(data.encoder().labels());
+    return r;
+  }
+  template <class Loss, class Penalty, class Scalar>
+  static StagedResult<Scalar> fit_staged_dense(const DenseProblem<Scalar>& problem, const FitSettings& s,
+                                               ToolCallback& callback) {
+    return Family::template fit_on<Loss>(problem, s, callback);
+  }
+};
+
 }  // namespace gls_tools
 
-struct GlsFamily {
+struct GlsFamily : gls_tools::StagedFits<GlsFamily> {
   template <class Loss, class Penalty>
   using Solver = GLS<Loss>;
   template <class Loss, class Penalty>
@@ -174,25 +193,10 @@ struct GlsFamily {
     const auto f = gls_tools::parse_features(s.features, why);
     return f && f->kind == gls_tools::FeatureSpec::Kind::rff;
   }
-  static constexpr bool takes_dense = true;
-  template <class Loss, class Penalty, class Scalar, class Index>
-  static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
-    StagedResult<Scalar> r = fit_on_random_features<Loss>(data.template problem<Eigen::RowMajor>(), s, callback);
-    r.model.set_labels(data.encoder().labels());
-    return r;
-  }
-  template <class Loss, class Penalty, class Scalar>
-  static StagedResult<Scalar> fit_staged_dense(const DenseProblem<Scalar>& problem, const FitSettings& s,
-                                               ToolCallback& callback) {
-    return fit_on_random_features<Loss>(problem, s, callback);
-  }
-
- private:
   /// GLS on φ(X), D random Fourier features: one uncalibrated stage reading φ(x), its classes
   /// the indices 0..K−1. Its time includes drawing and applying the features.
   template <class Loss, class Prob>
-  static StagedResult<typename Prob::scalar_type> fit_on_random_features(const Prob& problem, const FitSettings& s,
-                                                                         ToolCallback& callback) {
+  static StagedResult<typename Prob::scalar_type> fit_on(const Prob& problem, const FitSettings& s, ToolCallback& callback) {
     using Scalar = typename Prob::scalar_type;
     const Stopwatch clock;
     std::string why;
@@ -214,7 +218,7 @@ struct GlsFamily {
   }
 };
 
-struct GlsCalFamily {
+struct GlsCalFamily : gls_tools::StagedFits<GlsCalFamily> {
   template <class Loss, class Penalty>
   using Solver = CalibratedLS;
   template <class Loss, class Penalty>
@@ -233,23 +237,9 @@ struct GlsCalFamily {
   static int auto_priority(const FitSettings&) { return 0; }
   static std::string requirement(const FitSettings& s) { return GlsFamily::requirement(s); }
   static bool staged(const FitSettings&) { return true; }
-  static constexpr bool takes_dense = true;
-  template <class Loss, class Penalty, class Scalar, class Index>
-  static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
-    StagedResult<Scalar> r = fit_on(data.template problem<Eigen::RowMajor>(), s, callback);
-    r.model.set_labels(data.encoder().labels());
-    return r;
-  }
-  template <class Loss, class Penalty, class Scalar>
-  static StagedResult<Scalar> fit_staged_dense(const DenseProblem<Scalar>& problem, const FitSettings& s,
-                                               ToolCallback& callback) {
-    return fit_on(problem, s, callback);
-  }
-
- private:
   /// Algorithm 2 on X or on its random Fourier features (the fit's time then includes drawing
   /// and applying them); the classes are the indices 0..K−1.
-  template <class Prob>
+  template <class Loss, class Prob>
   static StagedResult<typename Prob::scalar_type> fit_on(const Prob& problem, const FitSettings& s, ToolCallback& callback) {
     std::string why;
     const auto f = *gls_tools::parse_features(s.features, why);
@@ -266,7 +256,7 @@ struct GlsCalFamily {
   }
 };
 
-struct StagewiseFamily {
+struct StagewiseFamily : gls_tools::StagedFits<StagewiseFamily> {
   template <class Loss, class Penalty>
   using Solver = Stagewise<Loss>;
   template <class Loss, class Penalty>
@@ -325,20 +315,6 @@ struct StagewiseFamily {
     return "";
   }
   static bool staged(const FitSettings&) { return true; }
-  static constexpr bool takes_dense = true;
-  template <class Loss, class Penalty, class Scalar, class Index>
-  static StagedResult<Scalar> fit_staged(const Dataset<Scalar, Index>& data, const FitSettings& s, ToolCallback& callback) {
-    StagedResult<Scalar> r = fit_on<Loss>(data.template problem<Eigen::RowMajor>(), s, callback);
-    r.model.set_labels(data.encoder().labels());
-    return r;
-  }
-  template <class Loss, class Penalty, class Scalar>
-  static StagedResult<Scalar> fit_staged_dense(const DenseProblem<Scalar>& problem, const FitSettings& s,
-                                               ToolCallback& callback) {
-    return fit_on<Loss>(problem, s, callback);
-  }
-
- private:
   /// Algorithm 3 on a CsrProblem or a DenseProblem; the classes are the indices 0..K−1.
   template <class Loss, class Prob>
   static StagedResult<typename Prob::scalar_type> fit_on(const Prob& problem, const FitSettings& s, ToolCallback& callback) {
