@@ -432,8 +432,9 @@ py::object fit(const SparseInput& X, const ClassSets& y, const py::dict& setting
 /// weights) by a family that takes one (`takes_dense`: the generalized least squares family).
 py::object fit_dense(const py::array& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
                      const std::optional<py::array>& sample_weight, py::object progress, bool every_epoch) {
+  if (X.ndim() != 2) throw py::value_error("X: not a C-contiguous 2-D array");
   FitSettings s = settings_from(settings);
-  if (X.ndim() == 2) s.n_samples = X.shape(0), s.n_features = X.shape(1);
+  s.n_samples = X.shape(0), s.n_features = X.shape(1);  // auto's choice may depend on the shape
   const SolverSpec& spec = resolve(solver, s);
   const FitThreads threads(s.threads);
   return with_scalar(X, "X", [&]<class Scalar>() -> py::object {
