@@ -31,6 +31,8 @@ struct DenseProblem {
   std::span<const Scalar> sample_weights; ///< c_i (sample × class weight); empty means all 1
 
   [[nodiscard]] Eigen::Index n_samples() const noexcept { return X.rows(); }
+  /// The n that (1) divides the summed loss by: the rows (a dense problem is never a part).
+  [[nodiscard]] double normaliser() const noexcept { return static_cast<double>(X.rows()); }
   [[nodiscard]] Eigen::Index n_features() const noexcept { return X.cols(); }
   [[nodiscard]] ClassIndex n_classes() const noexcept { return y.n_classes(); }
   /// c_i of objective (1).
@@ -56,5 +58,11 @@ struct DenseProblem {
     }
   }
 };
+
+/// X as an Eigen expression for `X * W` and `X.transpose() * D` (the map itself).
+template <RealScalar Scalar>
+[[nodiscard]] const DenseRowView<Scalar>& design(const DenseProblem<Scalar>& problem) noexcept {
+  return problem.X;
+}
 
 }  // namespace sparsemc

@@ -13,6 +13,7 @@
 /// \endcode
 
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -68,6 +69,33 @@ struct Problem {
     }
   }
 };
+
+/// X as an Eigen expression for `X * W` and `X.transpose() * D` (the sparse map).
+template <RealScalar Scalar, StorageIndex Index, int Order>
+[[nodiscard]] auto design(const Problem<Scalar, Index, Order>& problem) {
+  return problem.X.eigen();
+}
+
+/// What the solvers' shared steps (solver/objective.hpp, solver/duality_gap.hpp) read of a
+/// training problem: a sparse `Problem` or a `DenseProblem` (dense_problem.hpp). Only the
+/// products with X and the walks over its entries are written once per kind.
+template <class P>
+concept TrainingProblem = requires(const P& p, typename P::index_type i) {
+  typename P::scalar_type;
+  typename P::index_type;
+  p.y;
+  { p.n_samples() } -> std::convertible_to<std::int64_t>;
+  { p.n_features() } -> std::convertible_to<std::int64_t>;
+  { p.n_classes() } -> std::convertible_to<ClassIndex>;
+  { p.weight(i) } -> std::convertible_to<typename P::scalar_type>;
+  { p.normaliser() } -> std::convertible_to<double>;
+  design(p);
+};
+
+template <TrainingProblem Prob>
+using ProblemScalar = typename Prob::scalar_type;
+template <TrainingProblem Prob>
+using ProblemIndex = typename Prob::index_type;
 
 template <RealScalar Scalar, StorageIndex Index = std::int32_t>
 using CscProblem = Problem<Scalar, Index, Eigen::ColMajor>;

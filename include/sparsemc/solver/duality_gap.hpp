@@ -63,6 +63,7 @@
 #include "../core/status.hpp"
 #include "../core/stopwatch.hpp"
 #include "../core/traits.hpp"
+#include "../data/dense_problem.hpp"
 #include "../data/problem.hpp"
 #include "../loss/concepts.hpp"
 #include "../model/linear_model.hpp"
@@ -157,8 +158,9 @@ namespace detail {
 
 /// Σ_i c_i a_i over the samples that carry a dual vector (c_i > 0; for shifted-simplex losses
 /// also a nonempty class set).
-template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
-bool carries_dual(const Problem<Scalar, Index, Order>& problem, Index i) {
+template <class Loss, TrainingProblem Prob>
+bool carries_dual(const Prob& problem, ProblemIndex<Prob> i) {
+  using Scalar = ProblemScalar<Prob>;
   if (!(problem.weight(i) > Scalar(0))) return false;
   if constexpr (Loss::dual_domain == DualDomain::shifted_simplex)
     return !problem.y[static_cast<std::size_t>(i)].empty();
@@ -167,9 +169,11 @@ bool carries_dual(const Problem<Scalar, Index, Order>& problem, Index i) {
 
 /// Makes A satisfy Σ_i c_i a_i = 0 inside dom ℓ* (the three rules of the file comment); the
 /// sums over the samples completed by `sums` (sample_sums.hpp).
-template <class Loss, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
-void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMatrix<Scalar>& A,
-                           GapWorkspace<Scalar>& work, const Sums& sums = {}) {
+template <class Loss, TrainingProblem Prob, class Sums = LocalSums>
+void correct_for_intercept(const Prob& problem, ClassMatrix<ProblemScalar<Prob>>& A,
+                           GapWorkspace<ProblemScalar<Prob>>& work, const Sums& sums = {}) {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   const Index n = problem.n_samples();
   const Eigen::Index K = A.cols();
   Eigen::VectorXd& sum = work.class_sum;  // ḡ = Σ c_i a_i
@@ -243,9 +247,11 @@ void correct_for_intercept(const Problem<Scalar, Index, Order>& problem, ClassMa
 
 
 /// G = XᵀD̃ with D̃_i = (c_i/n) a_i into work.G (and D̃ into work.weighted).
-template <RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
-void dual_gradient(const Problem<Scalar, Index, Order>& problem, const ClassMatrix<Scalar>& A,
-                   GapWorkspace<Scalar>& work, const Sums& sums = {}) {
+template <TrainingProblem Prob, class Sums = LocalSums>
+void dual_gradient(const Prob& problem, const ClassMatrix<ProblemScalar<Prob>>& A,
+                   GapWorkspace<ProblemScalar<Prob>>& work, const Sums& sums = {}) {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   const Index n = problem.n_samples();
   const double inv_n = 1.0 / problem.normaliser();
   work.weighted.resize(n, A.cols());
@@ -289,9 +295,11 @@ void rescaling(const Penalty& penalty, GapWorkspace<Scalar>& work) {
 }
 
 /// −(1/n) Σ_i c_i ℓ*(θ ⊙ a_i, y_i), θ = work.class_sum.
-template <class Loss, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
-double conjugate_part(const Loss& loss, const Problem<Scalar, Index, Order>& problem, const ClassMatrix<Scalar>& A,
-                      GapWorkspace<Scalar>& work, const Sums& sums = {}) {
+template <class Loss, TrainingProblem Prob, class Sums = LocalSums>
+double conjugate_part(const Loss& loss, const Prob& problem, const ClassMatrix<ProblemScalar<Prob>>& A,
+                      GapWorkspace<ProblemScalar<Prob>>& work, const Sums& sums = {}) {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   const Eigen::Index K = A.cols();
   ClassVector<Scalar>& theta = work.class_scale;
   theta = work.class_sum.template cast<Scalar>();
@@ -336,6 +344,22 @@ bool sample_factors(const Problem<Scalar, Index, Order>& problem, double lambda,
   return (work.sample_scale.array() < 1.0).any();
 }
 
+/// The factors φ_i of (G3) for a dense X: each sample's smallest factor over its nonzero
+/// features.
+template <RealScalar Scalar>
+bool sample_factors(const DenseProblem<Scalar>& problem, double lambda, GapWorkspace<Scalar>& work) {
+  const Eigen::Index n = problem.n_samples();
+  work.sample_scale.setOnes(n);
+  for (Eigen::Index j = 0; j < problem.n_features(); ++j) {
+    const double dual_norm = work.row_dual[j];
+    if (!(dual_norm > lambda && std::isfinite(dual_norm))) continue;
+    const double f = lambda / dual_norm;
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (problem.X(i, j) != Scalar(0)) work.sample_scale[i] = std::min(work.sample_scale[i], f);
+  }
+  return (work.sample_scale.array() < 1.0).any();
+}
+
 }  // namespace detail
 
 /// D(A) of (1) at per-sample dual vectors A (n × K, row i = a_i, unweighted), which must
@@ -350,10 +374,11 @@ bool sample_factors(const Problem<Scalar, Index, Order>& problem, double lambda,
 /// Every candidate is in dom ℓ* (0 is, and dom ℓ* is convex) and made feasible, so the
 /// largest of their D is returned. A is overwritten by the last candidate. Over a problem split
 /// by samples, `sums` completes the sums over the samples (sample_sums.hpp).
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
-  requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
-double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
-                      ClassMatrix<Scalar>& A, bool fit_intercept, GapWorkspace<Scalar>& work, const Sums& sums = {}) {
+template <class Loss, class Penalty, TrainingProblem Prob, class Sums = LocalSums>
+  requires ConjugateLoss<Loss, ProblemScalar<Prob>> && sparsemc::Penalty<Penalty, ProblemScalar<Prob>>
+double dual_objective(const Loss& loss, const Penalty& penalty, const Prob& problem,
+                      ClassMatrix<ProblemScalar<Prob>>& A, bool fit_intercept, GapWorkspace<ProblemScalar<Prob>>& work, const Sums& sums = {}) {
+  using Scalar = ProblemScalar<Prob>;
   detail::dual_gradient(problem, A, work, sums);
   const double mu = static_cast<double>(penalty.mu);
   if (mu > 0.0) {  // (G1): dist(G_j, λB°) is the penalty's violation at a zero row.
@@ -385,9 +410,11 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Problem<Sc
 namespace detail {
 
 /// Writes the candidate a_i ∈ ∂ℓ(s_i) of every sample into A; returns (1/n) Σ_i c_i ℓ(s_i).
-template <class Loss, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
-double gradient_candidate(const Loss& loss, const Problem<Scalar, Index, Order>& problem, ClassMatrixRef<Scalar> S,
-                          ClassMatrix<Scalar>& A, const Sums& sums = {}) {
+template <class Loss, TrainingProblem Prob, class Sums = LocalSums>
+double gradient_candidate(const Loss& loss, const Prob& problem, ClassMatrixRef<ProblemScalar<Prob>> S,
+                          ClassMatrix<ProblemScalar<Prob>>& A, const Sums& sums = {}) {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   const Index n = problem.n_samples();
   A.resize(n, S.cols());
   double loss_sum = 0.0;
@@ -412,11 +439,11 @@ double gradient_candidate(const Loss& loss, const Problem<Scalar, Index, Order>&
 /// feasible for the intercept when `fit_intercept`. Over a problem split by samples (S the
 /// part's scores), `sums` completes the sums over the samples: every process gets the gap of
 /// the whole.
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
-  requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
-DualityGap duality_gap_at_scores(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
-                                 ClassMatrixRef<Scalar> S, double penalty_part, bool fit_intercept,
-                                 GapWorkspace<Scalar>& work, const Sums& sums = {}) {
+template <class Loss, class Penalty, TrainingProblem Prob, class Sums = LocalSums>
+  requires ConjugateLoss<Loss, ProblemScalar<Prob>> && sparsemc::Penalty<Penalty, ProblemScalar<Prob>>
+DualityGap duality_gap_at_scores(const Loss& loss, const Penalty& penalty, const Prob& problem,
+                                 ClassMatrixRef<ProblemScalar<Prob>> S, double penalty_part, bool fit_intercept,
+                                 GapWorkspace<ProblemScalar<Prob>>& work, const Sums& sums = {}) {
   DualityGap out;
   out.primal = detail::gradient_candidate(loss, problem, S, work.A, sums) + penalty_part;
   if (fit_intercept) detail::correct_for_intercept<Loss>(problem, work.A, work, sums);
@@ -426,21 +453,21 @@ DualityGap duality_gap_at_scores(const Loss& loss, const Penalty& penalty, const
 
 /// The gap at a dense W and intercept b (empty b = no intercept); over a problem split by
 /// samples, `sums` completes the sums over the samples (duality_gap_at_scores).
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
-  requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
-DualityGap duality_gap(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
-                       ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b, bool fit_intercept,
-                       GapWorkspace<Scalar>& work, const Sums& sums = {}) {
+template <class Loss, class Penalty, TrainingProblem Prob, class Sums = LocalSums>
+  requires ConjugateLoss<Loss, ProblemScalar<Prob>> && sparsemc::Penalty<Penalty, ProblemScalar<Prob>>
+DualityGap duality_gap(const Loss& loss, const Penalty& penalty, const Prob& problem,
+                       ClassMatrixRef<ProblemScalar<Prob>> W, ClassVectorRef<ProblemScalar<Prob>> b, bool fit_intercept,
+                       GapWorkspace<ProblemScalar<Prob>>& work, const Sums& sums = {}) {
   compute_scores(problem, W, b, work.S);
   return duality_gap_at_scores(loss, penalty, problem, work.S, penalty_value(penalty, W), fit_intercept, work, sums);
 }
 
 /// The gap at a LinearModel (row-sparse W, its intercept if any): what the tools and the tests
 /// call on a returned model. `fit_intercept` defaults to whether the model has one.
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
-  requires ConjugateLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
-DualityGap duality_gap(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
-                       const LinearModel<Scalar>& model, GapWorkspace<Scalar>& work) {
+template <class Loss, class Penalty, TrainingProblem Prob>
+  requires ConjugateLoss<Loss, ProblemScalar<Prob>> && sparsemc::Penalty<Penalty, ProblemScalar<Prob>>
+DualityGap duality_gap(const Loss& loss, const Penalty& penalty, const Prob& problem,
+                       const LinearModel<ProblemScalar<Prob>>& model, GapWorkspace<ProblemScalar<Prob>>& work) {
   compute_scores(problem, model, work.S);
   return duality_gap_at_scores(loss, penalty, problem, work.S, penalty_value(penalty, model), model.has_intercept(),
                                work);

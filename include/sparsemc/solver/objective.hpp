@@ -55,6 +55,7 @@
 #include "../core/parallel.hpp"
 #include "../core/rng.hpp"
 #include "../core/traits.hpp"
+#include "../data/dense_problem.hpp"
 #include "../data/labels.hpp"
 #include "../data/problem.hpp"
 #include "../loss/concepts.hpp"
@@ -166,6 +167,18 @@ void gather_product(int team, const SparseA& A, const Dense& B, Out& C) {
   });
 }
 
+/// Runs part(first, count) over `team` contiguous ranges of rows 0..rows−1 (one range, the
+/// whole, on one thread): the row blocks of the dense products.
+template <class Part>
+void split_rows(int team, Eigen::Index rows, Part&& part) {
+  const auto parts = static_cast<std::size_t>(std::max<Eigen::Index>(1, std::min<Eigen::Index>(team, rows)));
+  parallel_tasks(team, parts, [&](std::size_t r) {
+    const auto first = static_cast<Eigen::Index>(static_cast<std::size_t>(rows) * r / parts);
+    const auto last = static_cast<Eigen::Index>(static_cast<std::size_t>(rows) * (r + 1) / parts);
+    if (last > first) part(first, last - first);
+  });
+}
+
 }  // namespace detail
 
 // --- scores -------------------------------------------------------------------------------------
@@ -179,6 +192,19 @@ void compute_scores(const Problem<Scalar, Index, Order>& problem, ClassMatrixRef
   S.resize(problem.n_samples(), W.cols());
   if constexpr (Order == Eigen::RowMajor) detail::gather_product<false>(team, problem.X.eigen(), W, S);
   else S.noalias() = problem.X.eigen() * W;
+  if (b.size() > 0) S.rowwise() += b.transpose();
+}
+
+/// S = XW + 1bᵀ for a dense X: Eigen's matrix product, the rows of S split into `team`
+/// contiguous ranges (one product each; inside the parallel region Eigen's own product runs
+/// serially, with one thread it may use OpenMP's default team in OpenMP builds).
+template <RealScalar Scalar>
+void compute_scores(const DenseProblem<Scalar>& problem, ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b,
+                    ClassMatrix<Scalar>& S, int team = 1) {
+  S.resize(problem.n_samples(), W.cols());
+  detail::split_rows(team, S.rows(), [&](Eigen::Index first, Eigen::Index count) {
+    S.middleRows(first, count).noalias() = problem.X.middleRows(first, count) * W;
+  });
   if (b.size() > 0) S.rowwise() += b.transpose();
 }
 
@@ -218,10 +244,12 @@ void compute_scores(const Problem<Scalar, Index, Order>& problem, const LinearMo
 
 /// L = (1/n) Σ_i c_i ℓ(s_i, y_i) from the scores S. Samples with c_i = 0 are skipped (so an
 /// infinite loss on a zero-weight sample does not poison the sum).
-template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
-  requires sparsemc::Loss<Loss, Scalar>
-double loss_value(const Loss& loss, const Problem<Scalar, Index, Order>& problem,
-                  ClassMatrixRef<Scalar> S, int team = 1) {
+template <class Loss, TrainingProblem Prob>
+  requires sparsemc::Loss<Loss, ProblemScalar<Prob>>
+double loss_value(const Loss& loss, const Prob& problem,
+                  ClassMatrixRef<ProblemScalar<Prob>> S, int team = 1) {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   const Index n = problem.n_samples();
   // Σ_i c_i ℓ_i in double whatever the Scalar, in chunks (detail::sample_sum).
   const double sum = detail::sample_sum(team, static_cast<std::size_t>(n), [&](std::size_t i) {
@@ -236,10 +264,12 @@ double loss_value(const Loss& loss, const Problem<Scalar, Index, Order>& problem
 /// The loss part and its gradient with respect to the scores: writes D_i = (c_i/n) ∇ℓ(s_i, y_i)
 /// (n × K) and returns L = (1/n) Σ_i c_i ℓ(s_i, y_i). Then ∇_W L = XᵀD (`weight_gradient`) and
 /// ∇_b L = Dᵀ1 (`intercept_gradient`).
-template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
-  requires SmoothLoss<Loss, Scalar>
-double loss_score_gradient(const Loss& loss, const Problem<Scalar, Index, Order>& problem,
-                           ClassMatrixRef<Scalar> S, ClassMatrix<Scalar>& D, int team = 1) {
+template <class Loss, TrainingProblem Prob>
+  requires SmoothLoss<Loss, ProblemScalar<Prob>>
+double loss_score_gradient(const Loss& loss, const Prob& problem,
+                           ClassMatrixRef<ProblemScalar<Prob>> S, ClassMatrix<ProblemScalar<Prob>>& D, int team = 1) {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   const Index n = problem.n_samples();
   D.resize(S.rows(), S.cols());
   const auto inv_n = static_cast<Scalar>(1.0 / problem.normaliser());
@@ -267,6 +297,17 @@ void weight_gradient(const Problem<Scalar, Index, Order>& problem, ClassMatrixRe
   G.resize(problem.n_features(), D.cols());
   if constexpr (Order == Eigen::ColMajor) detail::gather_product<true>(team, problem.X.eigen(), D, G);
   else G.noalias() = problem.X.eigen().transpose() * D;
+}
+
+/// ∇_W L = XᵀD (d × K) for a dense X: the rows of G (column blocks of X) split into `team`
+/// contiguous ranges, one matrix product each.
+template <RealScalar Scalar>
+void weight_gradient(const DenseProblem<Scalar>& problem, ClassMatrixRef<Scalar> D, ClassMatrix<Scalar>& G,
+                     int team = 1) {
+  G.resize(problem.n_features(), D.cols());
+  detail::split_rows(team, G.rows(), [&](Eigen::Index first, Eigen::Index count) {
+    G.middleRows(first, count).noalias() = problem.X.middleCols(first, count).transpose() * D;
+  });
 }
 
 /// ∇_b L = Dᵀ1 (K), D from `loss_score_gradient`.
@@ -309,19 +350,20 @@ double penalty_value(const Penalty& penalty, const LinearModel<Scalar>& model) {
 
 /// F(W, b) of (1) for a dense W and intercept b (empty b = no intercept), as its two parts.
 /// `S` is the caller's n × K work space (holds the scores on return).
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
-  requires sparsemc::Loss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
-ObjectiveValue objective(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
-                         ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b, ClassMatrix<Scalar>& S) {
+template <class Loss, class Penalty, TrainingProblem Prob>
+  requires sparsemc::Loss<Loss, ProblemScalar<Prob>> && sparsemc::Penalty<Penalty, ProblemScalar<Prob>>
+ObjectiveValue objective(const Loss& loss, const Penalty& penalty, const Prob& problem,
+                         ClassMatrixRef<ProblemScalar<Prob>> W, ClassVectorRef<ProblemScalar<Prob>> b, ClassMatrix<ProblemScalar<Prob>>& S) {
   compute_scores(problem, W, b, S);
   return {loss_value(loss, problem, S), penalty_value(penalty, W)};
 }
 
 /// F of (1) at a LinearModel (row-sparse W, its intercept if any), as its two parts.
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
-  requires sparsemc::Loss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
-ObjectiveValue objective(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
-                         const LinearModel<Scalar>& model) {
+template <class Loss, class Penalty, TrainingProblem Prob>
+  requires sparsemc::Loss<Loss, ProblemScalar<Prob>> && sparsemc::Penalty<Penalty, ProblemScalar<Prob>>
+ObjectiveValue objective(const Loss& loss, const Penalty& penalty, const Prob& problem,
+                         const LinearModel<ProblemScalar<Prob>>& model) {
+  using Scalar = ProblemScalar<Prob>;
   if (model.n_classes() != problem.n_classes())
     throw std::invalid_argument("objective: the model has " + std::to_string(model.n_classes()) +
                                 " classes but the problem has " + std::to_string(problem.n_classes()));
@@ -335,12 +377,13 @@ ObjectiveValue objective(const Loss& loss, const Penalty& penalty, const Problem
 /// The exact optimality violation of (W, b): each row's `penalty.violation(W_j:, ∇_W L_j:)`
 /// (the distance of −∇_W L_j: to λ∂R(W_j:) + μW_j:) and, when `fit_intercept`, ‖∇_b L‖₂.
 /// Costs one gradient evaluation (allocates its work space).
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
-  requires SmoothLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
+template <class Loss, class Penalty, TrainingProblem Prob>
+  requires SmoothLoss<Loss, ProblemScalar<Prob>> && sparsemc::Penalty<Penalty, ProblemScalar<Prob>>
 OptimalityViolation optimality_violation(const Loss& loss, const Penalty& penalty,
-                                         const Problem<Scalar, Index, Order>& problem,
-                                         ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b,
+                                         const Prob& problem,
+                                         ClassMatrixRef<ProblemScalar<Prob>> W, ClassVectorRef<ProblemScalar<Prob>> b,
                                          bool fit_intercept) {
+  using Scalar = ProblemScalar<Prob>;
   // ∇_W L at (W, b), then each row's distance to optimality as the penalty defines it.
   ClassMatrix<Scalar> S, D, G;
   compute_scores(problem, W, b, S);
@@ -377,10 +420,12 @@ OptimalityViolation optimality_violation(const Loss& loss, const Penalty& penalt
 /// accepted, or after `max_iterations`. For the logistic loss this is close to Newton's method (the optimum is
 /// b_k = log(class frequency) + const); a class without samples drifts towards −∞ by about one
 /// unit per step while its gradient, which is what λ_max uses, vanishes geometrically.
-template <class Loss, RealScalar Scalar, StorageIndex Index, int Order>
-  requires SmoothLoss<Loss, Scalar>
-ClassVector<Scalar> optimal_intercept(const Loss& loss, const Problem<Scalar, Index, Order>& problem,
+template <class Loss, TrainingProblem Prob>
+  requires SmoothLoss<Loss, ProblemScalar<Prob>>
+ClassVector<ProblemScalar<Prob>> optimal_intercept(const Loss& loss, const Prob& problem,
                                       int max_iterations = 200) {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   const ClassIndex K = problem.n_classes();
   const Index n = problem.n_samples();
   // Group the samples by class set; keys are spans into the problem's label storage.
@@ -445,10 +490,11 @@ ClassVector<Scalar> optimal_intercept(const Loss& loss, const Problem<Scalar, In
 /// = 0 without intercept and b₀ = `optimal_intercept` with an unpenalised intercept (then W = 0
 /// is optimal only together with the best intercept). μ plays no part: at W = 0 the ridge
 /// term's gradient vanishes. Allocates its work space (one score and one gradient matrix).
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
-  requires SmoothLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, Scalar>
-double lambda_max(const Loss& loss, const Penalty& penalty, const Problem<Scalar, Index, Order>& problem,
+template <class Loss, class Penalty, TrainingProblem Prob>
+  requires SmoothLoss<Loss, ProblemScalar<Prob>> && sparsemc::Penalty<Penalty, ProblemScalar<Prob>>
+double lambda_max(const Loss& loss, const Penalty& penalty, const Prob& problem,
                   bool fit_intercept) {
+  using Scalar = ProblemScalar<Prob>;
   const ClassIndex K = problem.n_classes();
   // Scores of the model W = 0: every row is b₀.
   ClassMatrix<Scalar> S(problem.n_samples(), K), D, G;
@@ -472,9 +518,11 @@ double lambda_max(const Loss& loss, const Penalty& penalty, const Problem<Scalar
 ///
 /// and 0 ∈ ∂L(0) + λ ∂R(0) through g for every λ ≥ λ_start. (A sample with no wrong or no true
 /// class has loss 0 at W = 0 and adds nothing.) Without intercept; allocates its work space.
-template <class Penalty, RealScalar Scalar, StorageIndex Index, int Order>
-  requires sparsemc::Penalty<Penalty, Scalar>
-double crammer_singer_lambda_start(const Penalty& penalty, const Problem<Scalar, Index, Order>& problem) {
+template <class Penalty, TrainingProblem Prob>
+  requires sparsemc::Penalty<Penalty, ProblemScalar<Prob>>
+double crammer_singer_lambda_start(const Penalty& penalty, const Prob& problem) {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   const ClassIndex K = problem.n_classes();
   const Index n = problem.n_samples();
   ClassMatrix<Scalar> D = ClassMatrix<Scalar>::Zero(n, K), G;
@@ -502,13 +550,15 @@ double crammer_singer_lambda_start(const Penalty& penalty, const Problem<Scalar,
 /// curvature_bound(K) × this value is a Lipschitz constant of ∇L — never above the cruder
 /// curvature_bound(K) ‖X̃‖₂² max_i c_i / n. Returns 0 for X = 0 without intercept. Over a
 /// problem split by samples, `sums` completes X̃ᵀCX̃v and the quotient (sample_sums.hpp).
-template <RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
-double weighted_gram_norm(const Problem<Scalar, Index, Order>& problem, bool with_intercept,
+template <TrainingProblem Prob, class Sums = LocalSums>
+double weighted_gram_norm(const Prob& problem, bool with_intercept,
                           std::uint64_t seed = 0, int max_iterations = 100, const Sums& sums = {}) {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   using Vec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   const Index n = problem.n_samples();
   const Index d = problem.n_features();
-  const auto X = problem.X.eigen();
+  const auto& X = design(problem);
   Vec c(n);
   for (Index i = 0; i < n; ++i) c[i] = problem.weight(i);
   Rng rng(seed);

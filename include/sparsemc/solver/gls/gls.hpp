@@ -260,7 +260,7 @@ class GLS : public detail::SolverBase<GLS<Link>, Link, NoPenalty, GLSOptions, Li
   void refresh_metric(const Prob& problem, const ClassMatrix<Scalar>& D, detail::gls::Preconditioner<Scalar>& P,
                       const Sums& sums) const {
     const Eigen::Index n_part = problem.n_samples();
-    const auto n = static_cast<Scalar>(detail::gls::normaliser(problem));
+    const auto n = static_cast<Scalar>(problem.normaliser());
     Eigen::Matrix<Scalar, Eigen::Dynamic, 1> w(n_part);
     for (Eigen::Index i = 0; i < n_part; ++i) {
       const Scalar c = problem.weight(static_cast<typename Prob::index_type>(i));

@@ -277,7 +277,7 @@ class Stagewise : public detail::SolverParts<Link, NoPenalty, StagewiseOptions> 
     s.seed = options_.seed;
     // σ is used by the random Fourier features only (the default costs a pass over X).
     if (options_.features == StagewiseFeatures::rff)
-      s.bandwidth = options_.bandwidth > 0.0 ? options_.bandwidth : rff_default_bandwidth(detail::gls::design(problem));
+      s.bandwidth = options_.bandwidth > 0.0 ? options_.bandwidth : rff_default_bandwidth(design(problem));
     s.intercept = options_.fit_intercept;
     s.mu = penalty_.mu;
     s.gram_ridge = options_.gram_ridge;

@@ -50,23 +50,6 @@ inline constexpr bool is_dense_problem_v = false;
 template <class Scalar>
 inline constexpr bool is_dense_problem_v<DenseProblem<Scalar>> = true;
 
-/// X as an Eigen expression usable in `X * W` and `X.transpose() * D` (sparse map or dense map).
-template <class Scalar, class Index, int Order>
-auto design(const Problem<Scalar, Index, Order>& problem) {
-  return problem.X.eigen();
-}
-template <class Scalar>
-const DenseRowView<Scalar>& design(const DenseProblem<Scalar>& problem) {
-  return problem.X;
-}
-
-/// n in the means (1/n) Σ_i: the samples of the whole problem (a part's n_total), of a dense one its rows.
-template <class Prob>
-double normaliser(const Prob& problem) {
-  if constexpr (is_dense_problem_v<Prob>) return static_cast<double>(problem.n_samples());
-  else return problem.normaliser();
-}
-
 /// The sample costs c_i as a vector (empty problem weights give ones).
 template <class Prob>
 Eigen::Matrix<typename Prob::scalar_type, Eigen::Dynamic, 1> costs(const Prob& problem) {
@@ -161,7 +144,7 @@ SquareMatrix<typename Prob::scalar_type> second_moment(
   using Scalar = typename Prob::scalar_type;
   const Eigen::Index d = problem.n_features();
   const Eigen::Index p = d + (intercept ? 1 : 0);
-  const Scalar inv_n = Scalar(1) / static_cast<Scalar>(normaliser(problem));
+  const Scalar inv_n = Scalar(1) / static_cast<Scalar>(problem.normaliser());
   auto c = costs(problem);
   if (row_weights != nullptr) c.array() *= row_weights->array();
   const bool weighted = !problem.sample_weights.empty() || row_weights != nullptr;
@@ -257,7 +240,7 @@ double link_residual_row(const Loss& loss, const Prob& problem, const ClassMatri
   }
   const Scalar value =
       loss.gradient(detail::const_row_span(S, i), problem.y[static_cast<std::size_t>(i)], detail::row_span(D, i));
-  D.row(i) *= c / static_cast<Scalar>(normaliser(problem));
+  D.row(i) *= c / static_cast<Scalar>(problem.normaliser());
   return static_cast<double>(c) * static_cast<double>(value);
 }
 
@@ -272,7 +255,7 @@ double link_residual(const Loss& loss, const Prob& problem, const ClassMatrix<Sc
     return link_residual_row(loss, problem, S, D, static_cast<Eigen::Index>(i));
   });
   sums(sum);
-  return sum / normaliser(problem);
+  return sum / problem.normaliser();
 }
 
 /// S = X W_top (+ 1 W_{d:} when W has the intercept row) (+ offset when not empty).
