@@ -3,7 +3,8 @@
 /// `ProxGradient<Loss, Penalty>`: accelerated proximal gradient (FISTA) with backtracking and
 /// adaptive restart for objective (1) with any smooth loss and any penalty with a prox. It is
 /// the reference solver: simple, exact in what it reports, and the referee of the cross-solver
-/// tests. It stops on the duality gap of (1) (a certificate of F − F*, default tol 1e-3).
+/// tests. It stops on the duality gap of (1) (a certificate of F − F*, default tol 1e-3). It fits
+/// a sparse `Problem` (CSR or CSC) or a dense `DenseProblem`.
 ///
 /// The public class, its documentation and the loop over the steps are here; the state and
 /// the steps are in detail/engine.hpp, the options in options.hpp.
@@ -17,6 +18,7 @@
 #include "../../core/status.hpp"
 #include "../../core/stopwatch.hpp"
 #include "../../core/traits.hpp"
+#include "../../data/dense_problem.hpp"
 #include "../../data/problem.hpp"
 #include "../../loss/concepts.hpp"
 #include "../../model/linear_model.hpp"
@@ -68,10 +70,15 @@ concept ProxGradientAccepts = SmoothLoss<Loss, Scalar> && sparsemc::Penalty<Pena
 ///   Result<double> result = solver.fit(data.problem<Eigen::RowMajor>(), history);
 ///   std::cout << result.info.objective << ' ' << result.model.nnz_rows() << '\n';
 ///   auto warm = solver.fit(data.problem<Eigen::RowMajor>(), result.model);   // stops at once
+///   // A dense row-major n × d design Z (caller's memory, not copied): matrix products over row blocks.
+///   DenseProblem<double> dense{.X = {Z.data(), Z.rows(), Z.cols()}, .y = data.labels().view()};
+///   auto on_dense = solver.fit(dense);
 /// \endcode
 template <class Loss, class Penalty>
-class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss, Penalty, ProxGradientOptions> {
-  using Base = detail::SolverBase<ProxGradient<Loss, Penalty>, Loss, Penalty, ProxGradientOptions>;
+class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss, Penalty, ProxGradientOptions,
+                                               LinearModel, Result, /*AcceptsDense=*/true> {
+  using Base = detail::SolverBase<ProxGradient<Loss, Penalty>, Loss, Penalty, ProxGradientOptions, LinearModel, Result,
+                                  true>;
   friend Base;
 
  public:
@@ -95,9 +102,9 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
   }
 
  private:
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
-                     Callbacks&... callbacks) const {
+  template <TrainingProblem Prob, class... Callbacks>
+  Result<ProblemScalar<Prob>> run(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
+                                  Callbacks&... callbacks) const {
     return solve(problem, initial, LocalSums{}, callbacks...);
   }
 
@@ -105,9 +112,10 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
   /// (detail/engine.hpp), the report to the callbacks and the verdict; then the certificate and
   /// the exact gradient mapping at the returned W, and the shared epilogue. The verdict's
   /// inputs — the clock and the callbacks' stop — are agreed through `sums` over a split problem.
-  template <RealScalar Scalar, StorageIndex Index, int Order, class Sums, class... Callbacks>
-  Result<Scalar> solve(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
-                       const Sums& sums, Callbacks&... callbacks) const {
+  template <TrainingProblem Prob, class Sums, class... Callbacks>
+  Result<ProblemScalar<Prob>> solve(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
+                                    const Sums& sums, Callbacks&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
     static_assert(SmoothLoss<Loss, Scalar>,
                   "ProxGradient needs a smooth loss: value, gradient, curvature and curvature_bound "
                   "(loss/concepts.hpp). Crammer-Singer is not smooth: use the FBPD solver.");
@@ -116,8 +124,7 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
     problem.validate();
     if (initial != nullptr) detail::check_warm_start(name, *initial, problem.n_features(), problem.n_classes());
     const Stopwatch clock;
-    detail::FistaEngine<Loss, Penalty, Scalar, Index, Order, Sums> engine(problem, loss_, penalty_, options_, initial,
-                                                                           sums);
+    detail::FistaEngine<Loss, Penalty, Prob, Sums> engine(problem, loss_, penalty_, options_, initial, sums);
     auto make_model = [&] { return engine.model(); };
     notify_begin(callbacks...);
     Status status = Status::max_iter;

@@ -24,6 +24,7 @@
 #include "../../../core/parallel.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
+#include "../../../data/dense_problem.hpp"
 #include "../../../data/problem.hpp"
 #include "../../../model/linear_model.hpp"
 #include "../../duality_gap.hpp"
@@ -56,12 +57,14 @@ struct FistaState {
 /// completes every sum over the samples — the loss, the gradient, the test (3), L₀ and the
 /// gap — so that every process holds the same W_k, Y_k, L_k and takes the same decisions
 /// (sample_sums.hpp); the scores S stay the part's.
-template <class Loss, class Penalty, RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
+template <class Loss, class Penalty, TrainingProblem Prob, class Sums = LocalSums>
 class FistaEngine {
+  using Scalar = ProblemScalar<Prob>;
+
  public:
   /// The iterates at W = 0, b = 0, L₀ and ‖G_{L₀}(0)‖ there, then the warm start (`initial`, of
   /// the problem's d and K) if any, and F at W₀.
-  FistaEngine(const Problem<Scalar, Index, Order>& problem, const Loss& loss, const Penalty& penalty,
+  FistaEngine(const Prob& problem, const Loss& loss, const Penalty& penalty,
               const ProxGradientOptions& options, const LinearModel<Scalar>* initial, const Sums& sums = {})
       : problem_(problem),
         loss_(loss),
@@ -407,13 +410,13 @@ class FistaEngine {
     });
   }
 
-  const Problem<Scalar, Index, Order>& problem_;
+  const Prob& problem_;
   const Loss& loss_;
   const Penalty& penalty_;
   const ProxGradientOptions& options_;
   Sums sums_;
   int team_;  // threads of the passes over X
-  FistaProducts<Scalar, Index, Order> products_;
+  FistaProducts<Prob> products_;
   ClassIndex K_;
   FistaState<Scalar> st_;
   std::vector<Label> labels_;  // of the returned model: 0..K−1 or the warm start's

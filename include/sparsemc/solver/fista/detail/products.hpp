@@ -5,18 +5,24 @@
 /// (XᵀD for CSR, XW for CSC) and does not split over threads (detail::gather_product); with
 /// more than one thread the engine therefore keeps a copy of X in the other order (nnz entries
 /// again, a fraction of the n × K and d × K iterates) so that both gather. The sums run in the
-/// order of Eigen's serial products, so the iterates are the same at every thread count.
+/// order of Eigen's serial products, so the iterates are the same at every thread count. A
+/// dense X (DenseProblem) needs no copy: both products are matrix products over row blocks
+/// (objective.hpp).
 
 #include <Eigen/SparseCore>
 
 #include "../../../core/traits.hpp"
+#include "../../../data/dense_problem.hpp"
 #include "../../../data/problem.hpp"
 #include "../../objective.hpp"
 
 namespace sparsemc::detail {
 
+template <TrainingProblem Prob>
+class FistaProducts;
+
 template <RealScalar Scalar, StorageIndex Index, int Order>
-class FistaProducts {
+class FistaProducts<Problem<Scalar, Index, Order>> {
  public:
   FistaProducts(const Problem<Scalar, Index, Order>& problem, int team) : problem_(problem), team_(team) {
     if (team_ > 1) X_other_order_ = problem.X.eigen();
@@ -53,6 +59,26 @@ class FistaProducts {
   const Problem<Scalar, Index, Order>& problem_;
   int team_;
   Eigen::SparseMatrix<Scalar, other_order, Index> X_other_order_;  // empty on one thread
+};
+
+template <RealScalar Scalar>
+class FistaProducts<DenseProblem<Scalar>> {
+ public:
+  FistaProducts(const DenseProblem<Scalar>& problem, int team) : problem_(problem), team_(team) {}
+
+  /// S = XW + 1bᵀ (an empty b: b = 0).
+  void scores(ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b, ClassMatrix<Scalar>& S) const {
+    compute_scores(problem_, W, b, S, team_);
+  }
+
+  /// G = XᵀD.
+  void weight_gradient(ClassMatrixRef<Scalar> D, ClassMatrix<Scalar>& G) const {
+    sparsemc::weight_gradient(problem_, D, G, team_);
+  }
+
+ private:
+  const DenseProblem<Scalar>& problem_;
+  int team_;
 };
 
 }  // namespace sparsemc::detail
