@@ -178,9 +178,13 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
 
     Data. X is a scipy.sparse matrix or a numpy array. A CSR or CSC matrix with sorted indices
     and no duplicates, float32 or float64 values, int32 or int64 indices reaches the solver
-    without a copy (the solver's other layout, if it needs one, is built once); any other input
-    (a dense array, COO, unsorted indices, integer values, or a dtype other than ``dtype``) is
-    converted once. With ``early_stopping`` the training and held-out rows are copied.
+    without a copy (the solver's other layout, if it needs one, is built once). A C-contiguous
+    numpy array of ``dtype`` reaches the solvers that fit a dense design without a copy (fista
+    — auto's choice for the squared hinge, Huber hinge and logistic losses when there are fewer
+    features than samples — and the GLS family); an F-ordered one is copied once into C order,
+    and for the other solvers a numpy array becomes CSR once. Any other input (COO, unsorted
+    indices, integer values, or a dtype other than ``dtype``) is converted once. With
+    ``early_stopping`` the training and held-out rows are copied.
     y is a 1-D array of labels of any type, or a 0/1 indicator matrix (n_samples × n_labels, as
     MultiLabelBinarizer gives) for multilabel data.
 
@@ -412,12 +416,17 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
             result = _call(_core.fit_heldout, X_train, sets(train), X_held, sets(held), int(patience),
                            settings, self._p("solver"), None if costs is None else costs[train], progress, every_epoch)
         else:
-            X_input, _ = _compressed(X)  # holds X's buffers while the fit runs
             init = None
             if self._p("warm_start") and hasattr(self, "coef_") and self.coef_.shape == (K, X.shape[1]):
                 init = _model_from(self.coef_, self.intercept_ if self._p("fit_intercept") else [], np.arange(K), {})
-            result = _call(_core.fit, X_input, _class_sets(Y, y_index, K), settings, self._p("solver"), costs, init,
-                           progress, every_epoch)
+            if not sp.issparse(X) and _core.takes_dense(settings, self._p("solver"), *X.shape):
+                X = np.ascontiguousarray(X)  # a C-ordered array is not copied
+                result = _call(_core.fit_dense, X, _class_sets(Y, y_index, K), settings, self._p("solver"), costs,
+                               init, progress, every_epoch)
+            else:
+                X_input, _ = _compressed(X)  # holds X's buffers while the fit runs
+                result = _call(_core.fit, X_input, _class_sets(Y, y_index, K), settings, self._p("solver"), costs,
+                               init, progress, every_epoch)
         self._set_fitted(result, dtype, K)
 
     def _set_fitted(self, result, dtype, K):
@@ -786,15 +795,6 @@ class GLSClassifier(SparseLinearClassifier):
             features += (":" if method != "stagewise" else "::") + repr(float(self.bandwidth))
         settings.update(features=features, stages=self.n_stages, block_size=block_size, calibrate=bool(self.calibrate))
         return settings
-
-    def _fit_with(self, X, Y, y_index, K, costs, settings, progress, every_epoch):
-        if sp.issparse(X):
-            return super()._fit_with(X, Y, y_index, K, costs, settings, progress, every_epoch)
-        X = np.ascontiguousarray(X)  # a C-ordered array is not copied
-        result = _call(_core.fit_dense, X, _class_sets(Y, y_index, K), settings, self._p("solver"), costs, progress,
-                       every_epoch)
-        self._set_fitted(result, X.dtype.type, K)
-        return None
 
     def _set_fitted(self, result, dtype, K):
         if "staged" not in result:

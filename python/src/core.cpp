@@ -428,13 +428,29 @@ py::object fit(const SparseInput& X, const ClassSets& y, const py::dict& setting
   });
 }
 
-/// A fit on a dense X (C-contiguous n × d, float32/float64: not copied, nor are the sample
-/// weights) by a family that takes one (`takes_dense`: the generalized least squares family).
-py::object fit_dense(const py::array& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
-                     const std::optional<py::array>& sample_weight, py::object progress, bool every_epoch) {
-  if (X.ndim() != 2) throw py::value_error("X: not a C-contiguous 2-D array");
+/// The settings of a fit on a dense n × d X: auto's choice may depend on the shape.
+FitSettings dense_settings(const py::dict& settings, py::ssize_t n_samples, py::ssize_t n_features) {
   FitSettings s = settings_from(settings);
-  s.n_samples = X.shape(0), s.n_features = X.shape(1);  // auto's choice may depend on the shape
+  s.n_samples = n_samples, s.n_features = n_features;
+  return s;
+}
+
+/// Whether the solver the settings resolve to (auto too) fits a dense n × d X without a copy.
+bool takes_dense(const py::dict& settings, const std::string& solver, py::ssize_t n_samples, py::ssize_t n_features) {
+  const FitSettings s = dense_settings(settings, n_samples, n_features);
+  const SolverSpec& spec = resolve(solver, s);
+  return spec.writes_staged(s) ? spec.dense_staged_fit<double>(s.loss, s.penalty) != nullptr
+                               : spec.dense_fit<double>(s.loss, s.penalty) != nullptr;
+}
+
+/// A fit on a dense X (C-contiguous n × d, float32/float64: not copied, nor are the sample
+/// weights) by a family that takes one (`takes_dense`: the generalized least squares family and
+/// fista), warm-started from `init` if given (linear fits).
+py::object fit_dense(const py::array& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
+                     const std::optional<py::array>& sample_weight, const std::optional<py::dict>& init,
+                     py::object progress, bool every_epoch) {
+  if (X.ndim() != 2) throw py::value_error("X: not a C-contiguous 2-D array");
+  const FitSettings s = dense_settings(settings, X.shape(0), X.shape(1));
   const SolverSpec& spec = resolve(solver, s);
   const FitThreads threads(s.threads);
   return with_scalar(X, "X", [&]<class Scalar>() -> py::object {
@@ -447,6 +463,9 @@ py::object fit_dense(const py::array& X, const ClassSets& y, const py::dict& set
     PythonHook hook{std::move(progress), every_epoch};
     ToolCallback callback{std::ref(hook)};
     const bool staged = spec.writes_staged(s);
+    if (staged && init) throw py::value_error("warm_start=True: solver=" + spec.name + " returns a staged model, which starts from 0");
+    std::optional<LinearModel<Scalar>> initial;
+    if (init) initial = model_from_python<Scalar>(*init);
     const auto staged_fit = staged ? spec.dense_staged_fit<Scalar>(s.loss, s.penalty) : nullptr;
     const auto linear_fit = staged ? nullptr : spec.dense_fit<Scalar>(s.loss, s.penalty);
     if (staged_fit == nullptr && linear_fit == nullptr)
@@ -456,7 +475,7 @@ py::object fit_dense(const py::array& X, const ClassSets& y, const py::dict& set
     {
       py::gil_scoped_release release;
       if (staged) staged_result = staged_fit(problem, s, callback);
-      else result = linear_fit(problem, s, callback);
+      else result = linear_fit(problem, s, initial ? &*initial : nullptr, callback);
     }
     hook.raise_if_interrupted();
     if (staged) return staged_result_to_python(std::move(staged_result));
@@ -630,7 +649,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("fit", &fit, py::arg("X"), py::arg("y"), py::arg("settings"), py::arg("solver"), py::arg("sample_weight"),
         py::arg("init"), py::arg("progress"), py::arg("every_epoch"));
   m.def("fit_dense", &fit_dense, py::arg("X"), py::arg("y"), py::arg("settings"), py::arg("solver"),
-        py::arg("sample_weight"), py::arg("progress"), py::arg("every_epoch"));
+        py::arg("sample_weight"), py::arg("init"), py::arg("progress"), py::arg("every_epoch"));
+  m.def("takes_dense", &takes_dense, py::arg("settings"), py::arg("solver"), py::arg("n_samples"),
+        py::arg("n_features"));
   m.def("fit_heldout", &fit_heldout, py::arg("X"), py::arg("y"), py::arg("X_val"), py::arg("y_val"), py::arg("patience"),
         py::arg("settings"), py::arg("solver"), py::arg("sample_weight"), py::arg("progress"), py::arg("every_epoch"));
   m.def("lambda_max", &lambda_start, py::arg("X"), py::arg("y"), py::arg("settings"));

@@ -118,6 +118,37 @@ def test_zero_copy(dna):
         assert peak < Z.data.nbytes / 4, f"{layout}: {peak} bytes of Python allocations for X of {Z.data.nbytes}"
 
 
+def test_dense_arrays_reach_fista_without_a_copy(dna):
+    """A C-contiguous array is fista's dense design (auto's choice on tall data for the coupled
+    losses): no numpy allocation of X's size, the CSR fit's objective, warm starts; solvers that
+    take sparse X only get it as CSR."""
+    X, y, _, _ = dna
+    D, Y = np.tile(X.toarray(), (10, 1)), np.tile(y, 10)  # 20 000 samples: 29 MB
+    settings = SparseLinearClassifier(loss="logistic")._settings(D.shape[0], False)
+    assert sparsemc._core.takes_dense(settings, "auto", *D.shape)
+    assert not sparsemc._core.takes_dense(settings, "bcd-ls", *D.shape)
+    clf = SparseLinearClassifier(loss="logistic", alpha=1e-3, max_iter=3)
+    tracemalloc.start()
+    clf.fit(D, Y)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert clf.solver_ == "fista"
+    assert peak < D.nbytes / 4, f"{peak} bytes of Python allocations for X of {D.nbytes}"
+    for loss, penalty in (("logistic", "l1l2"), ("squared-hinge", "l1")):
+        params = dict(loss=loss, penalty=penalty, alpha=1e-3, tol=1e-8, solver="fista")
+        sparse_fit = SparseLinearClassifier(**params).fit(X, y)
+        for dense in (X.toarray(), np.asfortranarray(X.toarray()), X.toarray().astype(np.float32)):
+            dense_fit = SparseLinearClassifier(**params, dtype=np.float64).fit(dense, y)
+            assert dense_fit.status_ == "converged"
+            assert dense_fit.objective_ == pytest.approx(sparse_fit.objective_, rel=1e-9)
+    warm = SparseLinearClassifier(loss="logistic", alpha=1e-3, tol=1e-6, warm_start=True).fit(X.toarray(), y)
+    epochs = warm.n_iter_
+    warm.fit(X.toarray(), y)
+    assert warm.status_ == "converged" and warm.n_iter_ < epochs
+    other = SparseLinearClassifier(loss="logistic", alpha=1e-3, tol=1e-6, solver="bcd-ls").fit(X.toarray(), y)
+    assert other.status_ == "converged" and other.solver_ == "bcd-ls"
+
+
 def test_float32_and_int64_indices(dna):
     X, y, _, _ = dna
     base = SparseLinearClassifier(alpha=1e-3, tol=1e-6, fit_intercept=False).fit(X, y)

@@ -164,6 +164,6 @@ def test_dense_arrays_reach_the_solver_without_a_copy(dna):
         assert dense_fit.objective_ == pytest.approx(sparse_fit.objective_, rel=1e-9)
     with pytest.raises(ValueError, match="2-D"):
         sparsemc._core.fit_dense(np.zeros(3), sparsemc._estimators._class_sets(None, np.zeros(3, int), 2),
-                                 {"loss": "logistic", "penalty": "none"}, "gls", None, None, False)
+                                 {"loss": "logistic", "penalty": "none"}, "gls", None, None, None, False)
     with pytest.raises(ValueError, match="sample_weight"):
         GLSClassifier(features="original").fit(X.toarray(), y, sample_weight=-np.ones(len(y)))

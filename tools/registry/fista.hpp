@@ -3,7 +3,7 @@
 /// Registers `fista`: ProxGradient<Loss, Penalty>, accelerated proximal gradient with
 /// backtracking and adaptive restart (solver/fista/prox_gradient.hpp). It takes every smooth
 /// loss with every penalty, fits an intercept, and is `auto`'s choice for the coupled losses on
-/// tall data, its fallback for the other smooth losses.
+/// tall data, its fallback for the other smooth losses. It also fits a dense design.
 
 #include <sparsemc/solver/fista/prox_gradient.hpp>
 
@@ -18,6 +18,8 @@ struct FistaFamily {
   static constexpr bool accepts = ProxGradientAccepts<Loss, Penalty>;
   /// Row-major: the data as read, no conversion; Eigen parallelises its products in OpenMP builds.
   static constexpr int layout = Eigen::RowMajor;
+  /// A dense design too (DenseProblem: both products are matrix products, no copy of X).
+  static constexpr bool takes_dense = true;
   static constexpr const char* name = "fista";
   static constexpr const char* summary =
       "accelerated proximal gradient (FISTA, backtracking, adaptive restart); converged = relative duality "

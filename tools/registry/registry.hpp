@@ -50,10 +50,10 @@
 /// it takes (`--block-size`, `--stages`, `--features`, `--calibrate`) in `extra_options`.
 ///
 /// A family whose solver also fits a dense design (`DenseProblem`: the generalized least squares
-/// family, meant for dense features) sets `static constexpr bool takes_dense = true` and defines
-/// `fit_staged_dense<Loss, Penalty, Scalar>(problem, settings, callback)` (when it has a staged
-/// fit); its linear fit on dense X is `dense_fit_with`. The Python package hands C-contiguous
-/// numpy arrays to these without a copy.
+/// family, meant for dense features, and fista) sets `static constexpr bool takes_dense = true`
+/// and, when it has a staged fit, defines `fit_staged_dense<Loss, Penalty, Scalar>(problem,
+/// settings, callback)`; its linear fit on dense X is `dense_fit_with`. The Python package hands
+/// C-contiguous numpy arrays to these without a copy.
 ///
 /// Registration runs during static initialisation, before main(); tools/CMakeLists.txt compiles
 /// each family listed in families.hpp as a translation unit of its own. The table is kept sorted
@@ -148,7 +148,8 @@ using StagedFitFunction = StagedResult<Scalar> (*)(const Dataset<Scalar, Index>&
 /// A type-erased fit on a dense design (n × d, row-major, the caller's memory; classes are the
 /// indices 0..K−1), for the families that take one (`takes_dense`).
 template <class Scalar>
-using DenseFitFunction = Result<Scalar> (*)(const DenseProblem<Scalar>&, const FitSettings&, ToolCallback&);
+using DenseFitFunction = Result<Scalar> (*)(const DenseProblem<Scalar>&, const FitSettings&, const LinearModel<Scalar>*,
+                                            ToolCallback&);
 
 /// The same for a fit whose model is a `StagedModel`.
 template <class Scalar>
@@ -463,11 +464,13 @@ Result<Scalar> fit_with(const Dataset<Scalar, Index>& data, const FitSettings& s
   return result;
 }
 
-/// The fit on a dense design of a family that takes one: the solver built as in fit_with, its
-/// model labelled with the class indices.
+/// The fit on a dense design of a family that takes one: the solver built as in fit_with (warm
+/// started from `initial` if not null), its model labelled with the class indices.
 template <class Family, class Loss, class Penalty, class Scalar>
-Result<Scalar> dense_fit_with(const DenseProblem<Scalar>& problem, const FitSettings& s, ToolCallback& callback) {
-  Result<Scalar> result = make_solver<Family, Loss, Penalty>(s).fit(problem, callback);
+Result<Scalar> dense_fit_with(const DenseProblem<Scalar>& problem, const FitSettings& s, const LinearModel<Scalar>* initial,
+                              ToolCallback& callback) {
+  const auto solver = make_solver<Family, Loss, Penalty>(s);
+  Result<Scalar> result = initial != nullptr ? solver.fit(problem, *initial, callback) : solver.fit(problem, callback);
   result.model.provenance().solver = Family::name;
   return result;
 }
