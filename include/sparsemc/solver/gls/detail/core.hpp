@@ -319,47 +319,16 @@ double fused_trial(const Loss& loss, const DenseProblem<Scalar>& problem, const 
 
 /// The duality gap of (1) with ridge μ (NoPenalty) at W (p × K, the intercept in row d when
 /// `intercept`) with its exact scores S: solver/duality_gap.hpp's certificate, the candidate
-/// a_i = ∇ℓ(s_i) made feasible for the intercept. Sparse X: `duality_gap_at_scores` itself,
-/// over a part of a split problem with its sums completed by `sums`.
-template <class Loss, class Scalar, class Index, int Order, class Sums = LocalSums>
-DualityGap duality_gap(const Loss& loss, const Problem<Scalar, Index, Order>& problem, double mu,
-                       const ClassMatrix<Scalar>& W, const ClassMatrix<Scalar>& S, bool intercept,
-                       GapWorkspace<Scalar>& work, const Sums& sums = {}) {
+/// a_i = ∇ℓ(s_i) made feasible for the intercept, for a sparse or a dense X; over a part of a
+/// split problem its sums are completed by `sums`.
+template <class Loss, TrainingProblem Prob, class Sums = LocalSums>
+DualityGap duality_gap(const Loss& loss, const Prob& problem, double mu, const ClassMatrix<ProblemScalar<Prob>>& W,
+                       const ClassMatrix<ProblemScalar<Prob>>& S, bool intercept,
+                       GapWorkspace<ProblemScalar<Prob>>& work, const Sums& sums = {}) {
   NoPenalty ridge;
   ridge.mu = mu;
   const double ridge_part = 0.5 * mu * static_cast<double>(W.topRows(problem.n_features()).squaredNorm());
   return duality_gap_at_scores(loss, ridge, problem, S, ridge_part, intercept, work, sums);
-}
-
-/// Dense X: the shared certificate on the samples without their features (an n × 0 CSC view:
-/// its candidate, intercept correction and conjugates), plus the part of D(A) that needs X,
-/// −Ω*(−G(A)) = −‖XᵀD̃‖²/(2μ) (solver/duality_gap.hpp (G1) for NoPenalty; with μ = 0 the rescaling (G2)
-/// takes θ = 0 unless G(A) = 0, so D = −(1/n) Σ_i c_i ℓ*(0, y_i)). Same value as the sparse
-/// overload on the same data (tested).
-template <class Loss, class Scalar>
-DualityGap duality_gap(const Loss& loss, const DenseProblem<Scalar>& problem, double mu, const ClassMatrix<Scalar>& W,
-                       const ClassMatrix<Scalar>& S, bool intercept, GapWorkspace<Scalar>& work,
-                       const LocalSums& = {}) {
-  const Eigen::Index n = problem.n_samples();
-  const Eigen::Index d = problem.n_features();
-  static constexpr std::int64_t no_columns[1] = {0};
-  const Problem<Scalar, std::int64_t, Eigen::ColMajor> samples{
-      CscView<Scalar, std::int64_t>(static_cast<std::int64_t>(n), 0, no_columns, nullptr, nullptr, false), problem.y,
-      problem.sample_weights};
-  NoPenalty ridge;
-  ridge.mu = mu;
-  const double ridge_part = 0.5 * mu * static_cast<double>(W.topRows(d).squaredNorm());
-  DualityGap out = duality_gap_at_scores(loss, ridge, samples, S, ridge_part, intercept, work);
-  // work.weighted holds D̃ = (c_i/n) a_i of the feasible candidate: G(A) = XᵀD̃.
-  work.G.resize(d, S.cols());
-  work.G.noalias() = problem.X.transpose() * work.weighted;
-  if (mu > 0.0) {
-    out.dual -= static_cast<double>(work.G.squaredNorm()) / (2.0 * mu);
-  } else if (!work.G.isZero(0)) {
-    work.A.setZero();
-    out.dual = dual_objective(loss, ridge, samples, work.A, intercept, work);
-  }
-  return out;
 }
 
 /// When the gap of (1) is due, for the GLS runs: `GapSchedule` driven by the estimate
