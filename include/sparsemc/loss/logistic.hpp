@@ -196,9 +196,14 @@ class Logistic::BlockKernel : public kernels::ScoreCache<Scalar, Index, true> {
  public:
   using Column = typename Base::Column;
 
+  /// A gradient call's buffer: the target part c q of G, accumulated apart.
+  struct Workspace {
+    Array G_y;
+  };
+
   BlockKernel(const Logistic&, const Problem<Scalar, Index, Eigen::ColMajor>& problem, std::size_t max_column) {
     Base::allocate(problem, max_column);
-    G_y_.resize(static_cast<Eigen::Index>(stride_));
+    own_ = workspace();
     em1_.resize(static_cast<Eigen::Index>(stride_));
     E_.setZero(static_cast<Eigen::Index>(n_ * stride_));
     rest_.assign(n_, Scalar(0));
@@ -207,15 +212,23 @@ class Logistic::BlockKernel : public kernels::ScoreCache<Scalar, Index, true> {
     trial_rest_.assign(max_column, Scalar(0));
   }
 
+  [[nodiscard]] Workspace workspace() const { return {Array(static_cast<Eigen::Index>(stride_))}; }
+
   void refresh() {
     for (std::size_t i = 0; i < n_; ++i) value_[i] = evaluate(this->row(i), exps(i), rest_[i], y_[i]);
   }
 
   template <bool WithCurvature>
   void gradient(const Column& col, Scalar* G_out, Scalar* H_out) {
+    gradient<WithCurvature>(col, G_out, H_out, own_);
+  }
+
+  template <bool WithCurvature>
+  void gradient(const Column& col, Scalar* G_out, Scalar* H_out, Workspace& work) const {
+    Array& G_y = work.G_y;
     auto G = this->row_map(G_out);
     G.setZero();
-    G_y_.setZero();
+    G_y.setZero();
     if constexpr (WithCurvature) this->row_map(H_out).setZero();
     for (std::size_t p = 0; p < col.size(); ++p) {
       prefetch_exps_ahead(col, p);
@@ -228,10 +241,10 @@ class Logistic::BlockKernel : public kernels::ScoreCache<Scalar, Index, true> {
       const auto e = this->row_map(exps(i));
       G += (c * inv_z) * e;  // c p
       const Scalar target = c / static_cast<Scalar>(y.size());
-      for (const ClassIndex k : y) G_y_[k] += target;  // c q, subtracted at the end
+      for (const ClassIndex k : y) G_y[k] += target;  // c q, subtracted at the end
       if constexpr (WithCurvature) this->row_map(H_out) += (c * x * inv_z) * e * (Scalar(1) - inv_z * e);
     }
-    G -= G_y_;
+    G -= G_y;
   }
 
   kernels::Trial trial(const Column& col, const Scalar* delta, Scalar alpha) {
@@ -320,7 +333,7 @@ class Logistic::BlockKernel : public kernels::ScoreCache<Scalar, Index, true> {
     return gap + std::log1p(rest);
   }
 
-  Array G_y_;                       ///< the target part c q of G, accumulated apart
+  Workspace own_;                   ///< gradient()'s buffer
   Array em1_;                       ///< expm1(u) of one sample's trial move
   Array E_;                         ///< exp(s − max s), n rows of `stride_` (0 in the padding)
   std::vector<Scalar> rest_;        ///< Z' per sample

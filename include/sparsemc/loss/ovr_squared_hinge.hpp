@@ -158,14 +158,21 @@ class OvrSquaredHinge::BlockKernel : public kernels::ScoreCache<Scalar, Index, t
  public:
   using Column = typename Base::Column;
 
+  /// A gradient call's buffers: one sample's margins and [a_r > 0], the positives' corrections.
+  struct Workspace {
+    Array a, on, G_y, H_y;
+  };
+
   BlockKernel(const OvrSquaredHinge&, const Problem<Scalar, Index, Eigen::ColMajor>& problem,
               std::size_t max_column) {
     Base::allocate(problem, max_column);
-    a_.resize(static_cast<Eigen::Index>(stride_));
-    on_.resize(static_cast<Eigen::Index>(stride_));
+    own_ = workspace();
     d_.resize(static_cast<Eigen::Index>(stride_));
-    G_y_.resize(static_cast<Eigen::Index>(stride_));
-    H_y_.resize(static_cast<Eigen::Index>(stride_));
+  }
+
+  [[nodiscard]] Workspace workspace() const {
+    const auto size = static_cast<Eigen::Index>(stride_);
+    return {Array(size), Array(size), Array(size), Array(size)};
   }
 
   void refresh() {
@@ -174,12 +181,18 @@ class OvrSquaredHinge::BlockKernel : public kernels::ScoreCache<Scalar, Index, t
 
   template <bool WithCurvature>
   void gradient(const Column& col, Scalar* G_out, Scalar* H_out) {
+    gradient<WithCurvature>(col, G_out, H_out, own_);
+  }
+
+  template <bool WithCurvature>
+  void gradient(const Column& col, Scalar* G_out, Scalar* H_out, Workspace& work) const {
+    auto& [a, on, G_y, H_y] = work;
     auto G = this->row_map(G_out);
     G.setZero();
-    G_y_.setZero();
+    G_y.setZero();
     if constexpr (WithCurvature) {
       this->row_map(H_out).setZero();
-      H_y_.setZero();
+      H_y.setZero();
     }
     for (std::size_t p = 0; p < col.size(); ++p) {
       this->prefetch_ahead(col, p);
@@ -188,22 +201,22 @@ class OvrSquaredHinge::BlockKernel : public kernels::ScoreCache<Scalar, Index, t
       const Scalar g2 = Scalar(2) * cost_[i] * x;
       const Scalar h2 = g2 * x;
       const Scalar* s = this->row(i);
-      a_ = (this->row_map(s) + Scalar(1)).max(Scalar(0));  // every class as a negative
-      G += g2 * a_;
+      a = (this->row_map(s) + Scalar(1)).max(Scalar(0));  // every class as a negative
+      G += g2 * a;
       if constexpr (WithCurvature) {
-        this->indicator_positive(a_.data(), on_.data());
-        this->row_map(H_out) += h2 * on_;
+        this->indicator_positive(a.data(), on.data());
+        this->row_map(H_out) += h2 * on;
       }
       for (const ClassIndex q : y_[i]) {  // positives: replace +a_neg by −a_pos
         const Scalar neg = std::max(Scalar(0), Scalar(1) + s[q]);
         const Scalar pos = std::max(Scalar(0), Scalar(1) - s[q]);
-        G_y_[q] += g2 * (pos + neg);
+        G_y[q] += g2 * (pos + neg);
         if constexpr (WithCurvature)
-          H_y_[q] += h2 * (static_cast<Scalar>(pos > Scalar(0)) - static_cast<Scalar>(neg > Scalar(0)));
+          H_y[q] += h2 * (static_cast<Scalar>(pos > Scalar(0)) - static_cast<Scalar>(neg > Scalar(0)));
       }
     }
-    G -= G_y_;
-    if constexpr (WithCurvature) this->row_map(H_out) += H_y_;
+    G -= G_y;
+    if constexpr (WithCurvature) this->row_map(H_out) += H_y;
   }
 
   kernels::Trial trial(const Column& col, const Scalar* delta, Scalar alpha) {
@@ -216,10 +229,10 @@ class OvrSquaredHinge::BlockKernel : public kernels::ScoreCache<Scalar, Index, t
       // a + d with d = max(min(m, 0) + u, −a), and Σ a² changes by Σ d(2a + d) (see the squared
       // hinge kernel). Positives are then corrected one by one (margin 1 − s_q, move −tδ_q).
       const auto m = this->row_map(s) + Scalar(1);
-      a_ = m.max(Scalar(0));
-      d_ = (m.min(Scalar(0)) + t * this->row_map(delta)).max(-a_);
-      Scalar change = (d_ * (Scalar(2) * a_ + d_)).sum();
-      Scalar value = (a_ + d_).square().sum();
+      own_.a = m.max(Scalar(0));
+      d_ = (m.min(Scalar(0)) + t * this->row_map(delta)).max(-own_.a);
+      Scalar change = (d_ * (Scalar(2) * own_.a + d_)).sum();
+      Scalar value = (own_.a + d_).square().sum();
       for (const ClassIndex q : y_[i]) {
         const auto [neg_change, neg_after] = margin_change(Scalar(1) + s[q], t * delta[q]);
         const auto [pos_change, pos_after] = margin_change(Scalar(1) - s[q], -t * delta[q]);
@@ -322,8 +335,8 @@ class OvrSquaredHinge::BlockKernel : public kernels::ScoreCache<Scalar, Index, t
     return {d * (Scalar(2) * a + d), a + d};
   }
 
-  Array a_, on_, d_;  // one sample's margins (every class as a negative), [a_r > 0], change
-  Array G_y_, H_y_;  // corrections of the positive classes
+  Workspace own_;  // gradient()'s buffers (own_.a also holds a trial's margins)
+  Array d_;        // a trial's change of the margins
 };
 
 /// OvrSquaredHinge (Blondel et al. eq. 11): ℓ_i = Σ_r a_ir², a_ir = max(0, b_ir), with the

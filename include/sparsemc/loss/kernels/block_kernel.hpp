@@ -28,6 +28,13 @@
 ///   trial(col, δ, α, moved), commit(col, δ, α, moved)   for a δ zero outside `moved` (an ℓ1
 ///                                       step moves a few entries of a row: LIBLINEAR's CDN)
 ///   gradient<WithCurvature>(col, G, H, listed, is_listed)   on a row's working set of classes
+/// and a kernel that keeps its gradient's buffers in a `Workspace` (every built-in kernel; the
+/// `ParallelBlockKernel` concept below) lets BlockCD's parallel step (Richtárik & Takáč: τ
+/// blocks at once) take several block gradients side by side:
+///   workspace()                                           a new Workspace (one per thread)
+///   gradient<WithCurvature>(col, G, H, workspace) const   gradient() with the caller's buffers
+/// and apply() on parts of columns with disjoint samples side by side (it writes nothing but
+/// the caches of the column's samples).
 ///
 /// Layout for SIMD: a fused kernel stores each sample's scores in a row padded to a multiple of
 /// the SIMD width and aligned (`ScoreCache<…, true>`), with −∞ in the padding. −∞ is neutral for
@@ -39,6 +46,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <limits>
 #include <span>
@@ -221,13 +229,19 @@ class GenericBlockKernel : public ScoreCache<Scalar, Index, false> {
  public:
   using Column = typename Base::Column;
 
+  /// One sample's gradient and curvature: a gradient call's buffers.
+  struct Workspace {
+    std::vector<Scalar> g, h;
+  };
+
   GenericBlockKernel(const Loss& loss, const Problem<Scalar, Index, Eigen::ColMajor>& problem, std::size_t max_column)
       : loss_(loss) {
     Base::allocate(problem, max_column);
-    g_.resize(K_);
-    h_.resize(K_);
+    own_ = workspace();
     s_.resize(K_);
   }
+
+  [[nodiscard]] Workspace workspace() const { return {std::vector<Scalar>(K_), std::vector<Scalar>(K_)}; }
 
   /// ℓ_i from the current scores, for every sample.
   void refresh() {
@@ -236,18 +250,23 @@ class GenericBlockKernel : public ScoreCache<Scalar, Index, false> {
 
   template <bool WithCurvature>
   void gradient(const Column& col, Scalar* G, Scalar* H) {
+    gradient<WithCurvature>(col, G, H, own_);
+  }
+
+  template <bool WithCurvature>
+  void gradient(const Column& col, Scalar* G, Scalar* H, Workspace& work) const {
     std::fill_n(G, K_, Scalar(0));
     if constexpr (WithCurvature) std::fill_n(H, K_, Scalar(0));
     for (std::size_t p = 0; p < col.size(); ++p) {
       const auto i = static_cast<std::size_t>(col.indices[p]);
       const Scalar x = col.values[p];
       const Scalar c = cost_[i] * x;
-      loss_.gradient(scores(i), y_[i], std::span<Scalar>(g_));
-      for (std::size_t r = 0; r < K_; ++r) G[r] += c * g_[r];
+      loss_.gradient(scores(i), y_[i], std::span<Scalar>(work.g));
+      for (std::size_t r = 0; r < K_; ++r) G[r] += c * work.g[r];
       if constexpr (WithCurvature) {
-        loss_.curvature(scores(i), y_[i], std::span<Scalar>(h_));
+        loss_.curvature(scores(i), y_[i], std::span<Scalar>(work.h));
         const Scalar cx = c * x;
-        for (std::size_t r = 0; r < K_; ++r) H[r] += cx * h_[r];
+        for (std::size_t r = 0; r < K_; ++r) H[r] += cx * work.h[r];
       }
     }
   }
@@ -277,7 +296,17 @@ class GenericBlockKernel : public ScoreCache<Scalar, Index, false> {
   [[nodiscard]] std::span<const Scalar> scores(std::size_t i) const { return {this->row(i), K_}; }
 
   Loss loss_;
-  std::vector<Scalar> g_, h_, s_;  // one sample's gradient, curvature, trial scores
+  Workspace own_;         // gradient()'s buffers
+  std::vector<Scalar> s_;  // one sample's trial scores
+};
+
+/// A block kernel whose gradients can run side by side, each with its own Workspace: what
+/// BlockCD's parallel step needs (with apply(), which every kernel has).
+template <class Kernel, class Scalar>
+concept ParallelBlockKernel = requires(const Kernel& kernel, typename Kernel::Workspace& work,
+                                       const typename Kernel::Column& col, Scalar* out) {
+  { kernel.workspace() } -> std::same_as<typename Kernel::Workspace>;
+  kernel.template gradient<false>(col, out, out, work);
 };
 
 /// Whether `Loss` declares its own block kernel for (Scalar, Index).

@@ -46,11 +46,22 @@ class WestonWatkinsBlockKernel : public ScoreCache<Scalar, Index, true> {
  public:
   using Column = typename Base::Column;
 
+  /// A gradient call's buffers: one sample's slopes and their zone, the true-class parts of G, H.
+  struct Workspace {
+    Array a, on, G_y, H_y;
+  };
+
   WestonWatkinsBlockKernel(const Loss& loss, const Problem<Scalar, Index, Eigen::ColMajor>& problem,
                            std::size_t max_column)
       : margin_(loss.margin()) {
     Base::allocate(problem, max_column);
-    for (Array* a : {&a_, &on_, &d_, &w_, &G_y_, &H_y_}) a->resize(static_cast<Eigen::Index>(stride_));
+    own_ = workspace();
+    for (Array* a : {&d_, &w_}) a->resize(static_cast<Eigen::Index>(stride_));
+  }
+
+  [[nodiscard]] Workspace workspace() const {
+    const auto size = static_cast<Eigen::Index>(stride_);
+    return {Array(size), Array(size), Array(size), Array(size)};
   }
 
   void refresh() {
@@ -59,12 +70,18 @@ class WestonWatkinsBlockKernel : public ScoreCache<Scalar, Index, true> {
 
   template <bool WithCurvature>
   void gradient(const Column& col, Scalar* G_out, Scalar* H_out) {
+    gradient<WithCurvature>(col, G_out, H_out, own_);
+  }
+
+  template <bool WithCurvature>
+  void gradient(const Column& col, Scalar* G_out, Scalar* H_out, Workspace& work) const {
+    auto& [a, on, G_y, H_y] = work;
     auto G = this->row_map(G_out);
     G.setZero();
-    G_y_.setZero();
+    G_y.setZero();
     if constexpr (WithCurvature) {
       this->row_map(H_out).setZero();
-      H_y_.setZero();
+      H_y.setZero();
     }
     const auto gradient_factor = static_cast<Scalar>(margin_.gradient_factor());
     const auto curvature_ratio = static_cast<Scalar>(margin_.curvature_factor() / margin_.gradient_factor());
@@ -76,20 +93,20 @@ class WestonWatkinsBlockKernel : public ScoreCache<Scalar, Index, true> {
       const std::size_t y = label(i);
       const Scalar* s = this->row(i);
       const Scalar shift = Scalar(1) - s[y];
-      a_ = margin_.slope_row(this->row_map(s) + shift);  // every r, y included
-      G += g * a_;
+      a = margin_.slope_row(this->row_map(s) + shift);  // every r, y included
+      G += g * a;
       // −Σ_{r≠y} φ'(z_r) for the true class, and cancel the φ'(z_y) just added: −Σ_r φ'(z_r).
-      G_y_[static_cast<Eigen::Index>(y)] += g * a_.sum();
+      G_y[static_cast<Eigen::Index>(y)] += g * a.sum();
       if constexpr (WithCurvature) {
         const Scalar h = g * x * curvature_ratio;
-        zone_row(a_.data(), on_.data());
-        this->row_map(H_out) += h * on_;
+        zone_row(a.data(), on.data());
+        this->row_map(H_out) += h * on;
         // Σ_{r≠y} φ''(z_r) for the true class, and cancel the φ''(z_y) just added.
-        H_y_[static_cast<Eigen::Index>(y)] += h * (on_.sum() - Scalar(2) * on_[static_cast<Eigen::Index>(y)]);
+        H_y[static_cast<Eigen::Index>(y)] += h * (on.sum() - Scalar(2) * on[static_cast<Eigen::Index>(y)]);
       }
     }
-    G -= G_y_;
-    if constexpr (WithCurvature) this->row_map(H_out) += H_y_;
+    G -= G_y;
+    if constexpr (WithCurvature) this->row_map(H_out) += H_y;
   }
 
   Trial trial(const Column& col, const Scalar* delta, Scalar alpha) {
@@ -102,7 +119,7 @@ class WestonWatkinsBlockKernel : public ScoreCache<Scalar, Index, true> {
       // Margins m = 1 + s_r − s_y move by u = t(δ_r − δ_y); the true class has u = 0.
       const Scalar shift = Scalar(1) - s[y];
       const auto [change, after] = margin_.trial_row(this->row_map(s) + shift,
-                                                     t * (this->row_map(delta) - delta[y]), a_, d_, w_);
+                                                     t * (this->row_map(delta) - delta[y]), own_.a, d_, w_);
       trial_change_[p] = change;
       trial_value_[p] = after - margin_.phi(s[y] + shift);
     }
@@ -137,8 +154,8 @@ class WestonWatkinsBlockKernel : public ScoreCache<Scalar, Index, true> {
   }
 
   typename Loss::Margin margin_;
-  Array a_, on_, d_, w_;  // one sample's slopes, their zone, a trial's row buffers
-  Array G_y_, H_y_;       // true-class parts of G and H
+  Workspace own_;  // gradient()'s buffers (own_.a is also a trial's first row buffer)
+  Array d_, w_;    // a trial's other row buffers
 };
 
 /// SCD's kernel: per sample the kernel keeps t_i = 1 − s_iy, A_i = Σ_{r≠y} slope(z_ir),
