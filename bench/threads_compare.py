@@ -51,10 +51,12 @@ def rows(build, work, smoke):
     if smoke:  # C = 0.3: at C = 1 the serial bcd-ls fit of dna ends at max_iter (issue 15's tail)
         parse_data, predict_data, train_data, ovr_data, fbpd_data = dna, dna_test, dna, dna, dna
         fista, C = ["--lambda", "1e-3", "--mu", "1e-3", "--max-epochs", "20"], "0.3"
+        cst_hinge, cst_logistic = ["--lambda", "1e-2", "--mu", "1e-2"], ["--lambda", "1e-2", "--mu", "1e-2"]
     else:
         parse_data, predict_data = plain(work, "sector.scale", 8), plain(work, "sector.t.scale", 8)
         train_data, ovr_data, fbpd_data = plain(work, "sector.scale"), plain(work, "letter.scale"), dna
         fista, C = ["--lambda", "1e-4", "--mu", "1e-4", "--max-epochs", "30"], "1"
+        cst_hinge, cst_logistic = ["--lambda", "1e-4", "--mu", "1e-3"], ["--lambda", "1e-4", "--mu", "1e-4"]
         if None in (parse_data, predict_data, train_data, ovr_data):
             sys.exit(f"threads_compare: sector and letter are not in {SHARED}; --smoke runs on data/")
     model = os.path.join(work, "ovr.model")
@@ -76,6 +78,12 @@ def rows(build, work, smoke):
                                                            "ovr-squared-hinge", "--penalty", "l1", "--C", C,
                                                         "--threads", str(t), train_data, out("bcd", t)], None),
          "certified"),
+        ("bcd-cst, squared hinge + l1l2 + ridge", lambda t: ([train, "--quiet", "--json", "--solver", "bcd-cst",
+                                                              *cst_hinge, "--threads", str(t), train_data,
+                                                              out("cst-hinge", t)], None), "certified"),
+        ("bcd-cst, logistic + l1l2 + ridge", lambda t: ([train, "--quiet", "--json", "--solver", "bcd-cst", "--loss",
+                                                          "logistic", *cst_logistic, "--threads", str(t), train_data,
+                                                          out("cst-logistic", t)], None), "certified"),
         ("fbpd, crammer-singer + l1l2", lambda t: ([train, "--quiet", "--json", "--solver", "fbpd", "--loss",
                                                     "crammer-singer", "--penalty", "l1l2", "--lambda", "1e-3",
                                                     "--threads", str(t), fbpd_data, out("fbpd", t)], None),

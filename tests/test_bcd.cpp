@@ -18,18 +18,22 @@
 #include <sparsemc/loss/losses.hpp>
 #include <sparsemc/penalty/penalties.hpp>
 #include <sparsemc/solver/bcd/block_cd.hpp>
+#include <sparsemc/solver/bcd/detail/parallel_step.hpp>
 #include <sparsemc/solver/objective.hpp>
 #include <sparsemc/solver/path.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <new>
+#include <numeric>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 using namespace sparsemc;
@@ -154,6 +158,24 @@ void check_kernel(bool multilabel, const Loss& loss = Loss{}) {
   kernel.apply(problem.X.outer(j), delta.data(), -alpha);
   CHECK(rel(kernel.loss_part(), L) <= 100 * tol);
 
+  // The parallel step's interface: a gradient with a workspace of its own is the kernel's (the
+  // same bits), and apply() on a column cut in two is apply() on the whole.
+  {
+    auto work = kernel.workspace();
+    ClassVector<Scalar> g_own = ClassVector<Scalar>::Zero(stride), h_own = ClassVector<Scalar>::Zero(stride);
+    const auto col = problem.X.outer(2);
+    kernel.template gradient<true>(col, g.data(), h.data());
+    std::as_const(kernel).template gradient<true>(col, g_own.data(), h_own.data(), work);
+    CHECK((g_own.array() == g.array()).all());
+    CHECK((h_own.array() == h.array()).all());
+    auto whole = kernel, halves = kernel;
+    whole.apply(col, delta.data(), alpha);
+    halves.apply(detail::slice_between(col, 0, n / 2), delta.data(), alpha);
+    halves.apply(detail::slice_between(col, n / 2, n), delta.data(), alpha);
+    CHECK((halves.scores_matrix().array() == whole.scores_matrix().array()).all());
+    CHECK(halves.loss_part() == whole.loss_part());
+  }
+
   // One-vs-rest: the gradient on a row's listed classes, and a trial and commit of a step
   // that moves a few classes, agree with the whole-row kernels.
   if constexpr (std::is_same_v<Loss, OvrSquaredHinge>) {
@@ -246,6 +268,90 @@ TEST_CASE("BlockCD's constant-step Lipschitz constants bound the block gradient'
   CHECK(lipschitz_ratio<Logistic>() > 0.05);
 }
 
+/// The ESO of the τ-nice sampling (solver/bcd/richtarik_takac.hpp): for every τ-subset S of
+/// the m = d blocks, enumerated, E_S f(W + H_S) ≤ f(W) + (τ/m)(⟨∇f(W), H⟩ + ½ Σ_j v_j ‖H_j‖²) with
+/// v_j = κ(A_j + B_j(τ − 1)/max(1, m − 1)), f the loss part of (1), at random W and steps H.
+/// Returns the largest ratio of the expected increase's second-order part to the bound's (≤ 1).
+template <class Loss>
+double eso_ratio() {
+  const ClassIndex K = 4;
+  const std::int32_t n = 40, d = 7;
+  RandomProblem<double> rp(n, d, K, 0.45, 31, true);
+  const auto problem = rp.problem();
+  const Loss loss;
+  const double kappa = loss.template curvature_bound<double>(K);
+  std::vector<double> A(d, 0.0);
+  for (std::int32_t j = 0; j < d; ++j)
+    for (auto [i, x] : problem.X.outer(j)) A[static_cast<std::size_t>(j)] += problem.weight(i) * x * x / n;
+  detail::EsoSpread<double> spread;
+  spread.reserve(n, d);
+  std::vector<std::size_t> blocks(d);
+  std::iota(blocks.begin(), blocks.end(), std::size_t{0});
+  spread.measure(problem, std::span<const std::size_t>(blocks), A, 0.0);
+  const ClassVector<double> no_intercept;
+  double worst = 0.0;
+  for (int trial = 0; trial < 12; ++trial) {
+    auto [W, b] = random_point<double>(d, K, 300 + trial, 1.0);
+    const auto [H, ignored] = random_point<double>(d, K, 400 + trial, trial % 2 == 0 ? 0.1 : 1.0);
+    ClassMatrix<double> S, D, G;
+    compute_scores(problem, W, no_intercept, S);
+    const double f = loss_score_gradient(loss, problem, S, D);
+    weight_gradient(problem, D, G);
+    for (std::int32_t tau = 1; tau <= d; ++tau) {
+      const double share = double(tau - 1) / double(d - 1);
+      double expected = 0.0, subsets = 0.0;
+      for (unsigned mask = 0; mask < (1u << d); ++mask) {
+        if (std::popcount(mask) != tau) continue;
+        ClassMatrix<double> moved = W;
+        for (std::int32_t j = 0; j < d; ++j)
+          if (mask >> j & 1u) moved.row(j) += H.row(j);
+        compute_scores(problem, moved, no_intercept, S);
+        expected += loss_value(loss, problem, S);
+        subsets += 1.0;
+      }
+      expected /= subsets;
+      double second = 0.0;
+      for (std::int32_t j = 0; j < d; ++j) {
+        const auto k = static_cast<std::size_t>(j);
+        second += 0.5 * kappa * (A[k] + spread.column[k] * share) * H.row(j).squaredNorm();
+      }
+      const double first = (G.array() * H.array()).sum();
+      const double p = double(tau) / d;
+      const double increase = expected - f - p * first;
+      CHECK(increase <= p * second * (1 + 1e-9) + 1e-12);
+      if (increase > 0.0) worst = std::max(worst, increase / (p * second));
+    }
+  }
+  return worst;
+}
+
+TEST_CASE("BlockCD's parallel step: tau follows the data's degree, the work and the team", "[bcd]") {
+  // sector's shape: d = 55 197 blocks, ω̄ − 1 = 162, 19 samples a column, K = 105.
+  const detail::RoundSize two(0, 2, 55197, 105), one(0, 1, 55197, 105), asked(7, 1, 55197, 105);
+  CHECK(two.parallel());
+  CHECK(!one.parallel());
+  CHECK(asked.parallel());
+  const std::size_t tau = two.tau(55197, 162.0, 18.9, 105);
+  CHECK(tau >= 16);
+  CHECK(162.0 * double(tau - 1) / 55196.0 <= detail::RoundSize::max_lengthening);
+  CHECK(tau <= two.capacity);
+  CHECK(one.tau(55197, 162.0, 18.9, 105) == 1);
+  CHECK(asked.tau(55197, 162.0, 18.9, 105) == 7);
+  CHECK(asked.tau(5, 162.0, 18.9, 105) == 5);
+  // A shrunk set of the same degree takes fewer blocks a round, then none.
+  CHECK(two.tau(5000, 162.0, 18.9, 105) < tau);
+  CHECK(two.tau(500, 162.0, 18.9, 105) == 1);
+  // dna's shape (d = 180, ω̄ − 1 = 45, K = 3): every round would share most samples.
+  CHECK(detail::RoundSize(0, 8, 180, 3).tau(180, 45.0, 518.0, 3) == 1);
+}
+
+TEST_CASE("BlockCD's parallel step: the ESO of the tau-nice sampling holds, enumerated", "[bcd]") {
+  CHECK(eso_ratio<LeastSquares>() > 0.2);
+  CHECK(eso_ratio<SquaredHinge>() > 0.01);
+  CHECK(eso_ratio<Logistic>() > 0.01);
+  CHECK(eso_ratio<OvrSquaredHinge>() > 0.01);
+}
+
 // ------------------------------------------------------------------------------------------------
 // Solver properties.
 // ------------------------------------------------------------------------------------------------
@@ -268,6 +374,30 @@ TEMPLATE_TEST_CASE("BlockCD with the line search decreases the objective at ever
   monotone(BlockCD<Logistic, L1Linf, TsengYun>({}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true}));
 }
 
+TEMPLATE_TEST_CASE("BlockCD's parallel step with every block at once decreases the objective at every epoch", "[bcd]",
+                   SPARSEMC_TEST_SCALARS) {
+  // τ ≥ the blocks: each round updates every active block, a sampling with one outcome, so the
+  // ESO (richtarik_takac.hpp) bounds F itself, not only its expectation: F never rises.
+  RandomProblem<TestType> rp(300, 40, 4, 0.25, 5);
+  const auto problem = rp.problem();
+  const double slack = std::is_same_v<TestType, float> ? 1e-6 : 1e-12;
+  auto monotone = [&](const auto& solver) {
+    History history;
+    const auto result = solver.fit(problem, history);
+    REQUIRE(history.epochs.size() >= 3);
+    for (std::size_t e = 1; e < history.epochs.size(); ++e)
+      CHECK(history.epochs[e].objective <= history.epochs[e - 1].objective * (1 + slack));
+    CHECK(result.info.objective < history.epochs.front().objective);
+  };
+  const RichtarikTakac jacobi{.tau = 64};
+  monotone(BlockCD<SquaredHinge, L1L2, RichtarikTakac>({}, {.lambda = 2e-3},
+                                                       {.max_epochs = 200, .threads = 2, .step_rule = jacobi}));
+  monotone(BlockCD<Logistic, L1, RichtarikTakac>(
+      {}, {.lambda = 1e-3}, {.max_epochs = 200, .fit_intercept = true, .threads = 2, .step_rule = jacobi}));
+  monotone(BlockCD<OvrSquaredHinge, L1Linf, RichtarikTakac>(
+      {}, {.lambda = 1e-3, .mu = 1e-3}, {.max_epochs = 200, .threads = 1, .step_rule = jacobi}));
+}
+
 TEST_CASE("BlockCD with and without shrinking reaches the same optimum", "[bcd]") {
   RandomProblem<double> rp(400, 120, 5, 0.1, 8);
   const auto problem = rp.problem();
@@ -285,6 +415,7 @@ TEST_CASE("BlockCD with and without shrinking reaches the same optimum", "[bcd]"
   };
   check(TsengYun{});
   check(RichtarikTakac{});
+  check(RichtarikTakac{.tau = 8});
 }
 
 TEST_CASE("BlockCD's per-entry working sets (one-vs-rest, l1) reach the optimum without shrinking's help", "[bcd]") {
@@ -332,6 +463,8 @@ TEST_CASE("BlockCD's focus sweeps change the route to the optimum, not the optim
                     Catch::Contains("step_rule.focus_sweeps"));
   CHECK_THROWS_WITH((BlockCD<SquaredHinge, L1L2, TsengYun>({}, {}, {.step_rule = {.focus_share = 0.0}})),
                     Catch::Contains("step_rule.focus_share"));
+  CHECK_THROWS_WITH((BlockCD<SquaredHinge, L1L2, RichtarikTakac>({}, {}, {.step_rule = {.tau = -1}})),
+                    Catch::Contains("step_rule.tau"));
 }
 
 TEST_CASE("BlockCD shrinking is re-checked: a problem needing rows back still converges", "[bcd]") {
@@ -375,7 +508,7 @@ TEST_CASE("BlockCD reproduces a seeded solve bit for bit", "[bcd]") {
   const auto problem = rp.problem();
   auto check = [&](auto rule) {
     using Solver = BlockCD<Logistic, L1L2, decltype(rule)>;
-    const typename Solver::Options a{.tol = 1e-5, .seed = 42, .fit_intercept = true};
+    const typename Solver::Options a{.tol = 1e-5, .seed = 42, .fit_intercept = true, .step_rule = rule};
     auto b = a;
     b.seed = 43;
     const auto first = Solver({}, {.lambda = 1e-3}, a).fit(problem);
@@ -391,6 +524,7 @@ TEST_CASE("BlockCD reproduces a seeded solve bit for bit", "[bcd]") {
   };
   check(TsengYun{});
   check(RichtarikTakac{});
+  check(RichtarikTakac{.tau = 5});
 }
 
 TEMPLATE_TEST_CASE("BlockCD fits an unpenalised intercept", "[bcd]", SPARSEMC_TEST_SCALARS) {
@@ -515,6 +649,8 @@ TEST_CASE("BlockCD epochs do not allocate", "[bcd]") {
   check(BlockCD<Logistic, L1Linf, TsengYun>({}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true}));
   check(BlockCD<OvrSquaredHinge, L1, RichtarikTakac>({}, {.lambda = 1e-3}, {.tol = 1e-6}));
   check(BlockCD<LeastSquares, L1L2, RichtarikTakac>({}, {.lambda = 1e-3}, {.tol = 1e-6}));
+  check(BlockCD<SquaredHinge, L1L2, RichtarikTakac>(
+      {}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true, .threads = 2, .step_rule = {.tau = 6}}));
 }
 
 TEST_CASE("BlockCD on the used columns only is the fit on all of them, renumbered", "[bcd]") {

@@ -156,6 +156,61 @@ TEST_CASE("BlockCD over class ranges: warm starts and paths at 2 threads", "[par
         path.back().info.duality_gap + cold.info.duality_gap + 1e-13);
 }
 
+TEST_CASE("BlockCD's parallel constant step: the same iterates at 1, 2 and 3 threads for a given tau",
+          "[parallel][bcd]") {
+  // Each round's τ blocks are drawn from the seed, their steps read the same scores, and every
+  // sample adds its blocks' moves in draw order: the thread count changes nothing.
+  auto same_at_every_count = [](const auto& make_solver, const auto& problem) {
+    std::vector<Result<double>> fits;
+    for (const int threads : thread_counts) fits.push_back(make_solver(threads).fit(problem));
+    for (const Result<double>& fit : fits) {
+      INFO("epochs " << fit.info.epochs);
+      CHECK(fit.info.status == Status::converged);
+      CHECK(fit.info.epochs == fits.front().info.epochs);
+      CHECK(fit.info.objective == fits.front().info.objective);
+      CHECK((fit.model.dense().array() == fits.front().model.dense().array()).all());
+      CHECK(fit.model.intercept() == fits.front().model.intercept());
+    }
+    return fits.front();
+  };
+  SECTION("squared hinge + l1/l2, weighted, with an intercept, tau = 6") {
+    RandomProblem<double> rp(150, 60, 4, 0.1, 41, /*weighted=*/true);
+    using Solver = BlockCD<SquaredHinge, L1L2, RichtarikTakac>;
+    const Result<double> parallel = same_at_every_count(
+        [](int threads) {
+          return Solver({}, {.lambda = 2e-3},
+                        {.tol = 1e-8, .max_epochs = 50000, .fit_intercept = true, .threads = threads, .step_rule = {.tau = 6}});
+        },
+        rp.problem());
+    // The same optimum as the serial rule's, within the two certificates.
+    const Result<double> serial =
+        Solver({}, {.lambda = 2e-3}, {.tol = 1e-8, .max_epochs = 50000, .fit_intercept = true, .step_rule = {.tau = 1}})
+            .fit(rp.problem());
+    REQUIRE(serial.info.status == Status::converged);
+    CHECK(std::abs(parallel.info.objective - serial.info.objective) <=
+          parallel.info.duality_gap + serial.info.duality_gap + 1e-13);
+  }
+  SECTION("multilabel logistic + l1/linf + ridge, every block at once") {
+    RandomProblem<double> rp(120, 30, 5, 0.2, 43, false, RandomLabels::up_to_three);
+    same_at_every_count(
+        [](int threads) {
+          return BlockCD<Logistic, L1Linf, RichtarikTakac>(
+              {}, {.lambda = 1e-3, .mu = 1e-3}, {.tol = 1e-8, .max_epochs = 50000, .threads = threads, .step_rule = {.tau = 100}});
+        },
+        rp.problem());
+  }
+}
+
+TEST_CASE("BlockCD's constant step with tau chosen per thread count reaches the serial optimum", "[parallel][bcd]") {
+  RandomProblem<double> rp(300, 600, 3, 0.01, 47);
+  check_thread_counts(
+      [](int threads) {
+        return BlockCD<SquaredHinge, L1L2, RichtarikTakac>({}, {.lambda = 1e-3},
+                                                           {.tol = 1e-7, .max_epochs = 50000, .threads = threads});
+      },
+      rp.problem(), 1e-7);
+}
+
 TEST_CASE("SCD over class ranges reaches the serial optimum at 1, 2 and 3 threads", "[parallel][scd]") {
   const double tol = 1e-8;
   SECTION("one-vs-rest squared hinge + l1, Algorithm 2, weighted, with an intercept") {

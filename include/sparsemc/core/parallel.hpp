@@ -48,6 +48,16 @@ inline constexpr bool has_openmp =
 
 namespace detail {
 
+/// The calling thread's number in the team of the innermost parallel region (0 outside one, and
+/// without OpenMP): the index of a per-thread buffer inside `parallel_tasks`.
+[[nodiscard]] inline int thread_index() noexcept {
+#ifdef SPARSEMC_USE_OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
 /// Runs task(0), …, task(count − 1) on `team` threads, handing the tasks out one at a time in
 /// order (OpenMP's dynamic schedule: tasks of uneven cost balance themselves). Which thread
 /// runs a task is not fixed, so a task must write only its own state. An exception a task

@@ -69,8 +69,9 @@ concept BlockCDAccepts = SmoothLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, 
 ///
 /// Threads (Options::threads): where (1) separates over the classes — a ClassSeparableLoss
 /// (one-vs-rest, least squares) with an entrywise penalty — it is K problems, one per column
-/// of W (eq. 11), solved over class ranges side by side (detail/class_ranges.hpp); the other
-/// losses and penalties run on one thread.
+/// of W (eq. 11), solved over class ranges side by side (detail/class_ranges.hpp); otherwise
+/// RichtarikTakac takes τ blocks at once (Richtárik & Takáč's parallel coordinate descent with
+/// the ESO step, richtarik_takac.hpp) and TsengYun's cyclic sweep runs on one thread.
 ///
 /// Implementation notes: docs/bcd.md; threads: docs/parallel.md.
 ///
@@ -174,7 +175,7 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
       }
     }
     detail::BcdEngine<Loss, Penalty, StepRule, Scalar, Index> engine(problem, loss_, penalty_, options_, lambdas,
-                                                                     initial);
+                                                                     initial, resolve_threads(options_.threads));
     solve_points(engine, clock, lambdas.size(), out, callbacks...);
   }
 

@@ -39,7 +39,9 @@ struct BlockCDOptions {
   /// classes — a one-vs-rest loss (ClassSeparableLoss) with an entrywise penalty (L1, ridge) —
   /// the classes are cut into 2·`threads` ranges solved side by side (detail/class_ranges.hpp):
   /// the iterates depend on the count, the certified optimum does not, and a given count
-  /// reproduces its result bit for bit. Other losses and penalties run on one thread.
+  /// reproduces its result bit for bit. Otherwise RichtarikTakac updates τ blocks at once on
+  /// the threads (richtarik_takac.hpp; the iterates depend on τ, not on the count), TsengYun's
+  /// cyclic line search runs on one; both evaluate the certificate's product on every thread.
   int threads = 0;
   /// Parameters of the step rule (σ, β, ε, … for TsengYun; none for RichtarikTakac).
   StepRule step_rule{};

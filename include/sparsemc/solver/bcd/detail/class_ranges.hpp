@@ -55,7 +55,7 @@ class ClassRanges : public ClassSplit<BcdEngine<Loss, Penalty, StepRule, Scalar,
               const LinearModel<Scalar>* initial, int team, int ranges)
       : Base(problem, initial, "BlockCD", options.fit_intercept, team, ranges) {
     this->make_engines(initial, [&](Range& range, const LinearModel<Scalar>* start) {
-      return std::make_unique<Engine>(range.problem, loss, penalty, options, lambdas, start);
+      return std::make_unique<Engine>(range.problem, loss, penalty, options, lambdas, start, /*team=*/1);
     });
   }
 

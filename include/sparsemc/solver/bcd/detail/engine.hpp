@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
+#include "../../../core/parallel.hpp"
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
@@ -41,6 +42,7 @@
 #include "../../duality_gap.hpp"
 #include "../../solver_base.hpp"
 #include "../options.hpp"
+#include "parallel_step.hpp"
 
 namespace sparsemc::detail {
 
@@ -57,10 +59,12 @@ struct BcdColumns {
   double nnz = 0.0;
 };
 
-/// One BlockCD solve of `problem` over the λ values of a path (one for `fit`): the constructor
-/// sets up the caches, the W = 0 measures of every λ and the warm start; BlockCD::solve then
-/// calls, per λ, start_point(), per epoch visit_blocks(), evaluate(), certify(), report() and
-/// plan_next_epoch(), and at the end returned_certificate() and info(). The problem, the loss,
+/// One BlockCD solve of `problem` over the λ values of a path (one for `fit`) on `team` threads
+/// (the constant-step rule's parallel rounds and the certificate's product; 1 inside a class
+/// range): the constructor sets up the caches, the W = 0 measures of every λ and the warm
+/// start; BlockCD::solve then calls, per λ, start_point(), per epoch visit_blocks(),
+/// evaluate(), certify(), report() and plan_next_epoch(), and at the end
+/// returned_certificate() and info(). The problem, the loss,
 /// the options and the λ values are held by reference: the engine lives inside one solve.
 template <class Loss, class Penalty, class StepRule, RealScalar Scalar, StorageIndex Index>
 class BcdEngine {
@@ -105,12 +109,15 @@ class BcdEngine {
         kernel.template gradient<true>(col, static_cast<Scalar*>(nullptr), static_cast<Scalar*>(nullptr), listed,
                                        static_cast<const char*>(nullptr));
       };
+  // The constant-step rule updates τ blocks at once (richtarik_takac.hpp) when the loss's
+  // kernel can take gradients side by side (its Workspace).
+  static constexpr bool parallel_rounds = StepRule::random_blocks && kernels::ParallelBlockKernel<Kernel, Scalar>;
 
   /// The caches at W = 0, b = 0, the measures v_0 of every λ from them, then the warm start
   /// (`initial`, same d and K) if any.
   BcdEngine(const CscProblem<Scalar, Index>& problem, const Loss& loss, const Penalty& penalty,
             const BlockCDOptions<StepRule>& options, std::span<const double> lambdas,
-            const LinearModel<Scalar>* initial)
+            const LinearModel<Scalar>* initial, int team)
       : problem_(problem),
         loss_(loss),
         options_(options),
@@ -148,8 +155,11 @@ class BcdEngine {
         gap_cost_(gap_cost(columns_.nnz, n_, penalty.mu)),
         rng_(options.seed) {
     std::iota(all_rows_.begin(), all_rows_.end(), Index(0));
-    // The certificate's work space is sized here, so epochs stay allocation-free.
+    // The certificate's work space is sized here, so epochs stay allocation-free; its product
+    // gathers over the features on the team (the same bits at any count).
     gap_work_.reserve(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(d_), K_, /*with_scores=*/false);
+    gap_work_.team = team;
+    if constexpr (parallel_rounds) set_up_rounds(team);
     active_.reserve(blocks_);
     if constexpr (!StepRule::random_blocks) focus_.reserve(d_);
     if constexpr (sparse_moves) moved_.reserve(static_cast<std::size_t>(K_));
@@ -209,7 +219,7 @@ class BcdEngine {
     full_pass_ = checking_ || active_.size() == blocks_;
     tally_ = {};
     if constexpr (StepRule::random_blocks) {
-      draw_blocks();
+      draw_epoch();
     } else {
       sweep_blocks();
       if (checking_) {
@@ -534,10 +544,27 @@ class BcdEngine {
     if (!screen) margin_ = std::numeric_limits<double>::infinity();
     gradient_first_ = screen;  // most zero rows of a strong set stay zero
     checking_ = false;
+    spread_.invalidate();
   }
 
-  /// RichtarikTakac's epoch: |active| uniform draws with replacement; a shrunk block leaves by
-  /// swap-and-pop.
+  /// RichtarikTakac's epoch: the parallel rounds when τ > 1 for the active blocks, else one
+  /// draw at a time.
+  void draw_epoch() {
+    if constexpr (parallel_rounds) {
+      if (rounds_.size.parallel()) {
+        if (spread_.stale(active_.size()))
+          spread_.measure(problem_, std::span<const std::size_t>(active_), columns_.squared_norm,
+                          columns_.intercept_squared_norm);
+        const std::size_t tau = rounds_.size.tau(active_.size(), spread_.mean_degree, spread_.mean_column,
+                                                 static_cast<std::size_t>(K_));
+        if (tau > 1) return draw_rounds(tau);
+      }
+    }
+    draw_blocks();
+  }
+
+  /// RichtarikTakac's serial epoch: |active| uniform draws with replacement; a shrunk block
+  /// leaves by swap-and-pop.
   void draw_blocks() {
     const std::size_t draws = active_.size();
     for (std::size_t t = 0; t < draws && !active_.empty(); ++t) {
@@ -547,6 +574,144 @@ class BcdEngine {
         active_.pop_back();
       }
     }
+  }
+
+  // ---- the parallel constant step (richtarik_takac.hpp) -------------------------------------
+
+  /// How many blocks a round can take (RoundSize: the option's τ, or one chosen per epoch for
+  /// the team) and the buffers of the parallel steps.
+  void set_up_rounds(int team) {
+    rounds_.team = std::max(1, team);
+    rounds_.size = RoundSize(static_cast<std::size_t>(options_.step_rule.tau), rounds_.team, blocks_,
+                             static_cast<std::size_t>(K_));
+    if (rounds_.team > 1 || rounds_.size.parallel()) rounds_.allocate_workers(state_, state_.stride());
+    if (!rounds_.size.parallel()) return;
+    rounds_.allocate_rounds(rounds_.size.capacity, n_, K_, state_.stride());
+    spread_.reserve(n_, d_);
+  }
+
+  /// RichtarikTakac's parallel epoch (the PCDM of Richtárik & Takáč): rounds of τ distinct
+  /// active blocks drawn uniformly (a τ-nice sampling of the active set), their steps planned
+  /// side by side from the same scores with the ESO constants v_j, committed in draw order,
+  /// then the scores moved over sample ranges; as many rounds as make |active| draws.
+  void draw_rounds(std::size_t tau) {
+    const std::size_t draws = active_.size();
+    for (std::size_t drawn = 0; drawn < draws && !active_.empty();) {
+      const std::size_t size = draw_round(tau);
+      plan_round(size);
+      commit_round(size);
+      move_round_samples(size);
+      drawn += size;
+    }
+  }
+
+  /// The round's blocks: a partial Fisher–Yates shuffle puts min(τ, m) uniformly drawn distinct
+  /// blocks of the m active ones first; their ESO share (τ − 1)/max(1, m − 1). Returns how many.
+  std::size_t draw_round(std::size_t tau) {
+    const std::size_t m = active_.size();
+    const std::size_t size = std::min(tau, m);
+    for (std::size_t t = 0; t < size; ++t) {
+      const std::size_t u = t + static_cast<std::size_t>(uniform_index(rng_, m - t));
+      std::swap(active_[t], active_[u]);
+      rounds_.slots[t].block = active_[t];
+    }
+    round_spread_ = static_cast<Scalar>(size - 1) / static_cast<Scalar>(std::max<std::size_t>(1, m - 1));
+    return size;
+  }
+
+  /// The round's steps side by side: each writes its slot, its row's R°(G_j) and its thread's
+  /// buffers only.
+  void plan_round(std::size_t size) {
+    parallel_tasks(rounds_.team, size, [&](std::size_t slot) {
+      const std::size_t worker = rounds_.worker();
+      plan_block(slot, rounds_.gradients[worker], rounds_.workspaces[worker]);
+    });
+  }
+
+  /// One block's parallel step: the gradient at the round's scores, the violation (eq. 10) and
+  /// shrinking test of visit_row, and W_j* = prox_{P/v_j}(W_j − G_j/v_j) with δ = W_j* − W_j
+  /// (the intercept: δ = −∇_b L/v_b; an inert row: W_j* = 0 and δ = 0, its scores do not matter).
+  void plan_block(std::size_t slot, ClassVector<Scalar>& G, typename WorkspaceOf<Kernel>::type& work) {
+    RoundSlot& out = rounds_.slots[slot];
+    const std::size_t j = out.block;
+    Eigen::Map<ClassVector<Scalar>> delta(rounds_.deltas.data() + static_cast<Eigen::Index>(slot) * stride(), stride());
+    Eigen::Map<ClassVector<Scalar>> w_star(rounds_.rows.data() + static_cast<Eigen::Index>(slot) * K_, K_);
+    const std::span<const Scalar> gradient(G.data(), static_cast<std::size_t>(K_));
+    out.shrink = out.moves = false;
+    if (j == d_) {
+      state_.template gradient<false>(ones_column_, G.data(), G.data(), work);
+      out.violation = static_cast<double>(G.head(K_).norm());
+      const Scalar v = curvature_bound_ * (columns_.intercept_squared_norm + spread_.intercept * round_spread_);
+      delta.head(K_) = -G.head(K_) / v;
+      out.moves = out.violation > 0.0;
+      return;
+    }
+    const std::span<const Scalar> w = row(j);
+    if (columns_.squared_norm[j] == Scalar(0)) {
+      out.violation = static_cast<double>(penalty_.violation(w, cspan_of(zero_row_)));
+      out.shrink = options_.shrinking;
+      row_dual_[j] = 0.0;
+      out.moves = !is_zero(w);
+      w_star.setZero();
+      delta.setZero();
+      out.penalty = 0.0;
+      return;
+    }
+    state_.template gradient<false>(problem_.X.outer(static_cast<Index>(j)), G.data(), G.data(), work);
+    out.violation = static_cast<double>(penalty_.violation(w, gradient));
+    row_dual_[j] = static_cast<double>(penalty_.dual_norm(gradient));
+    const bool zero = is_zero(w);
+    out.shrink = zero && options_.shrinking && row_dual_[j] < lambda_ - margin_;
+    if (out.shrink || out.violation == 0.0) return;
+    const Scalar step =
+        Scalar(1) / (curvature_bound_ * (columns_.squared_norm[j] + spread_.column[j] * round_spread_));
+    const RowMap w_now(w.data(), K_);
+    w_star = w_now - step * G.head(K_);
+    penalty_.prox(std::span<Scalar>(w_star.data(), static_cast<std::size_t>(K_)), step);
+    delta.head(K_) = w_star - w_now;
+    out.moves = !delta.head(K_).isZero(0);
+    if (out.moves) out.penalty = static_cast<double>(penalty_.value(std::span<const Scalar>(w_star.data(), w.size())));
+  }
+
+  /// The round in draw order: the violations and work counted, the new rows (and b) set, the
+  /// shrunk blocks out of the active set (swap-and-pop from the last slot, whose blocks are
+  /// first in active_).
+  void commit_round(std::size_t size) {
+    for (std::size_t slot = 0; slot < size; ++slot) {
+      const RoundSlot& out = rounds_.slots[slot];
+      tally_.add(out.violation);
+      tally_.work += static_cast<double>(out.block == d_ ? n_ : column_size(out.block));
+      if (!out.moves) continue;
+      if (out.block == d_)
+        b_ += rounds_.deltas.segment(static_cast<Eigen::Index>(slot) * stride(), K_);
+      else
+        set_row(out.block,
+                std::span<const Scalar>(rounds_.rows.data() + static_cast<Eigen::Index>(slot) * K_,
+                                        static_cast<std::size_t>(K_)),
+                out.penalty);
+    }
+    for (std::size_t slot = size; slot-- > 0;) {
+      if (!rounds_.slots[slot].shrink) continue;
+      active_[slot] = active_.back();
+      active_.pop_back();
+    }
+  }
+
+  /// The scores after the round: each sample range applies x_ij δ_j of every moving block, in
+  /// draw order, to its samples (the kernel's apply on the part of the column in the range) —
+  /// every sample sees the same sums in the same order at any thread count.
+  void move_round_samples(std::size_t size) {
+    parallel_tasks(rounds_.team, rounds_.range_start.size() - 1, [&](std::size_t r) {
+      const auto lo = static_cast<Index>(rounds_.range_start[r]);
+      const auto hi = static_cast<Index>(rounds_.range_start[r + 1]);
+      for (std::size_t slot = 0; slot < size; ++slot) {
+        const RoundSlot& out = rounds_.slots[slot];
+        if (!out.moves) continue;
+        const Column col = out.block == d_ ? ones_column_ : problem_.X.outer(static_cast<Index>(out.block));
+        state_.apply(slice_between(col, lo, hi), rounds_.deltas.data() + static_cast<Eigen::Index>(slot) * stride(),
+                     Scalar(1));
+      }
+    });
   }
 
   /// TsengYun's epoch: the active blocks in order (a fresh random one with `permute`), the
@@ -644,6 +809,7 @@ class BcdEngine {
       active_.resize(blocks_);
       std::iota(active_.begin(), active_.end(), std::size_t{0});
       gradient_first_ = true;
+      spread_.invalidate();
     }
   }
 
@@ -883,16 +1049,43 @@ class BcdEngine {
 
   /// max_j v_j at the current W over every block (gradients only, no step).
   double exact_measure() {
-    double worst = 0.0;
-    for (std::size_t j = 0; j < d_; ++j) {
-      state_.template gradient<false>(problem_.X.outer(static_cast<Index>(j)), G_.data(), H_.data());
-      worst = std::max(worst, static_cast<double>(penalty_.violation(std::span<const Scalar>(row(j)), cspan_of(G_))));
-    }
+    double worst = exact_row_measure();
     if (intercept_) {
       state_.template gradient<false>(ones_column_, G_.data(), H_.data());
       worst = std::max(worst, static_cast<double>(G_.head(K_).norm()));
     }
     return worst;
+  }
+
+  /// max_j v_j over the feature rows.
+  double exact_row_measure() {
+    if constexpr (parallel_rounds)
+      if (rounds_.team > 1) return exact_row_measure_on_team();
+    double worst = 0.0;
+    for (std::size_t j = 0; j < d_; ++j) {
+      state_.template gradient<false>(problem_.X.outer(static_cast<Index>(j)), G_.data(), H_.data());
+      worst = std::max(worst, static_cast<double>(penalty_.violation(std::span<const Scalar>(row(j)), cspan_of(G_))));
+    }
+    return worst;
+  }
+
+  /// exact_row_measure on the team, in chunks of columns whose maxima are then taken (the same
+  /// value at any count).
+  double exact_row_measure_on_team() {
+    std::vector<double>& chunk_max = rounds_.chunk_max;
+    parallel_tasks(rounds_.team, chunk_max.size(), [&](std::size_t c) {
+      const std::size_t worker = rounds_.worker();
+      ClassVector<Scalar>& G = rounds_.gradients[worker];
+      const std::span<const Scalar> gradient(G.data(), static_cast<std::size_t>(K_));
+      double worst = 0.0;
+      for (std::size_t j = d_ * c / chunk_max.size(); j < d_ * (c + 1) / chunk_max.size(); ++j) {
+        state_.template gradient<false>(problem_.X.outer(static_cast<Index>(j)), G.data(), G.data(),
+                                        rounds_.workspaces[worker]);
+        worst = std::max(worst, static_cast<double>(penalty_.violation(std::span<const Scalar>(row(j)), gradient)));
+      }
+      chunk_max[c] = worst;
+    });
+    return *std::max_element(chunk_max.begin(), chunk_max.end());
   }
 
   /// F of (1) from the cached loss values and the cached P(W_j): O(n + d).
@@ -958,6 +1151,11 @@ class BcdEngine {
   double gap_cost_;  // the work of one gap evaluation (gap_cost)
   GapCost gap_spent_;  // the current λ's evaluations and their time
   Rng rng_;          // the block order
+  // The parallel constant step (parallel_rounds): τ, the buffers, the ESO spread B_j of the
+  // active blocks and the current round's share (τ − 1)/max(1, m − 1).
+  ParallelRounds<Kernel, Scalar, Index> rounds_;
+  EsoSpread<Scalar> spread_;
+  Scalar round_spread_ = 0;
   std::vector<std::size_t> active_;
   std::vector<std::pair<double, std::size_t>> focus_;  // (v_j, j) of an epoch's violating rows (TsengYun)
   std::vector<ClassIndex> moved_;  // δ's nonzero classes for a class-by-class trial (sparse_moves)
