@@ -170,8 +170,8 @@ void check_kernel(bool multilabel, const Loss& loss = Loss{}) {
     CHECK((h_own.array() == h.array()).all());
     auto whole = kernel, halves = kernel;
     whole.apply(col, delta.data(), alpha);
-    halves.apply(detail::slice_between(col, 0, n / 2), delta.data(), alpha);
-    halves.apply(detail::slice_between(col, n / 2, n), delta.data(), alpha);
+    halves.apply(detail::part_of(col, detail::part_between(col, 0, n / 2, n)), delta.data(), alpha);
+    halves.apply(detail::part_of(col, detail::part_between(col, n / 2, n, n)), delta.data(), alpha);
     CHECK((halves.scores_matrix().array() == whole.scores_matrix().array()).all());
     CHECK(halves.loss_part() == whole.loss_part());
   }
@@ -327,7 +327,7 @@ double eso_ratio() {
 
 TEST_CASE("BlockCD's parallel step: tau follows the data's degree, the work and the team", "[bcd]") {
   // sector's shape: d = 55 197 blocks, ω̄ − 1 = 162, 19 samples a column, K = 105.
-  const detail::RoundSize two(0, 2, 55197, 105), one(0, 1, 55197, 105), asked(7, 1, 55197, 105);
+  const detail::RoundSize two(0, 2, 55197, 106, 8), one(0, 1, 55197, 106, 8), asked(7, 1, 55197, 106, 8);
   CHECK(two.parallel());
   CHECK(!one.parallel());
   CHECK(asked.parallel());
@@ -342,7 +342,11 @@ TEST_CASE("BlockCD's parallel step: tau follows the data's degree, the work and 
   CHECK(two.tau(5000, 162.0, 18.9, 105) < tau);
   CHECK(two.tau(500, 162.0, 18.9, 105) == 1);
   // dna's shape (d = 180, ω̄ − 1 = 45, K = 3): every round would share most samples.
-  CHECK(detail::RoundSize(0, 8, 180, 3).tau(180, 45.0, 518.0, 3) == 1);
+  CHECK(detail::RoundSize(0, 8, 180, 4, 8).tau(180, 45.0, 518.0, 3) == 1);
+  // Many threads and classes: the partial gradients' memory bounds τ.
+  const detail::RoundSize wide(0, 64, 1000000, 1000, 8);
+  CHECK(double(wide.capacity) * 64 * 1000 * 8 <= detail::RoundSize::partial_bytes);
+  CHECK(wide.capacity >= 64);
 }
 
 TEST_CASE("BlockCD's parallel step: the ESO of the tau-nice sampling holds, enumerated", "[bcd]") {

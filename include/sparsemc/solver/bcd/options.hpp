@@ -40,7 +40,7 @@ struct BlockCDOptions {
   /// the classes are cut into 2·`threads` ranges solved side by side (detail/class_ranges.hpp):
   /// the iterates depend on the count, the certified optimum does not, and a given count
   /// reproduces its result bit for bit. Otherwise RichtarikTakac updates τ blocks at once on
-  /// the threads (richtarik_takac.hpp; the iterates depend on τ, not on the count), TsengYun's
+  /// the threads (richtarik_takac.hpp; a count reproduces its result bit for bit), TsengYun's
   /// cyclic line search runs on one; both evaluate the certificate's product on every thread.
   int threads = 0;
   /// Parameters of the step rule (σ, β, ε, … for TsengYun; none for RichtarikTakac).

@@ -37,10 +37,12 @@ namespace sparsemc {
 /// separability degree ω); per sample it is the tighter ESO of Fercoq & Richtárik ("Accelerated,
 /// parallel and proximal coordinate descent", SIAM J. Optim. 25, 2015) for Σ_i φ_i(x_iᵀW),
 /// derived for (1) in docs/bcd.md. Under it the rounds decrease F in expectation as serial steps
-/// would, so an epoch of |active|/τ rounds does about the serial epoch's work on τ threads, with
-/// steps shortened by the mean of β_i. The steps are computed on the team side by side; the scores
-/// are moved over sample ranges, each sample by its blocks in draw order, so the iterates depend
-/// on τ and the seed only, not on the thread count.
+/// would, so an epoch of |active|/τ rounds does about the serial epoch's work, shared by the
+/// threads, with steps shortened by the mean of β_i. Each thread owns a contiguous range of
+/// samples: it sums the round's block gradients over its samples and moves its samples' scores,
+/// so the cached scores never travel between cores; the partial gradients are added in range
+/// order. A seed, τ and thread count reproduce the iterates bit for bit; other thread counts
+/// give other roundings of the same steps (the same certified optimum).
 ///
 /// The stopping measure of eq. (10) takes the maximum of the violations met in an epoch.
 ///

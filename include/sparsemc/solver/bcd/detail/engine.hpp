@@ -582,25 +582,28 @@ class BcdEngine {
   /// the team) and the buffers of the parallel steps.
   void set_up_rounds(int team) {
     rounds_.team = std::max(1, team);
-    rounds_.size = RoundSize(static_cast<std::size_t>(options_.step_rule.tau), rounds_.team, blocks_,
-                             static_cast<std::size_t>(K_));
+    rounds_.size = RoundSize(static_cast<std::size_t>(options_.step_rule.tau), rounds_.team, blocks_, state_.stride(),
+                             sizeof(Scalar));
     if (rounds_.team > 1 || rounds_.size.parallel()) rounds_.allocate_workers(state_, state_.stride());
     if (!rounds_.size.parallel()) return;
-    rounds_.allocate_rounds(rounds_.size.capacity, n_, K_, state_.stride());
+    rounds_.allocate_rounds(problem_, intercept_, K_, state_.stride());
     spread_.reserve(n_, d_);
   }
 
   /// RichtarikTakac's parallel epoch (the PCDM of Richtárik & Takáč): rounds of τ distinct
-  /// active blocks drawn uniformly (a τ-nice sampling of the active set), their steps planned
-  /// side by side from the same scores with the ESO constants v_j, committed in draw order,
-  /// then the scores moved over sample ranges; as many rounds as make |active| draws.
+  /// active blocks drawn uniformly (a τ-nice sampling of the active set); each thread sums
+  /// their gradients over its own samples, the steps are taken side by side from the summed
+  /// gradients with the ESO constants v_j and committed in draw order, then each thread moves
+  /// its own samples' scores; as many rounds as make |active| draws.
   void draw_rounds(std::size_t tau) {
     const std::size_t draws = active_.size();
     for (std::size_t drawn = 0; drawn < draws && !active_.empty();) {
       const std::size_t size = draw_round(tau);
-      plan_round(size);
+      const int team = round_team(size);
+      sum_round_gradients(size, team);
+      plan_round(size, team);
       commit_round(size);
-      move_round_samples(size);
+      move_round_samples(size, team);
       drawn += size;
     }
   }
@@ -619,19 +622,65 @@ class BcdEngine {
     return size;
   }
 
-  /// The round's steps side by side: each writes its slot, its row's R°(G_j) and its thread's
-  /// buffers only.
-  void plan_round(std::size_t size) {
-    parallel_tasks(rounds_.team, size, [&](std::size_t slot) {
-      const std::size_t worker = rounds_.worker();
-      plan_block(slot, rounds_.gradients[worker], rounds_.workspaces[worker]);
+  /// The threads that run a round of `size` drawn blocks: the team, or the calling thread alone
+  /// when the round's work is too small to share (an explicit τ on a small problem), which runs
+  /// the team's ranges in turn: the same sums, the same bits.
+  [[nodiscard]] int round_team(std::size_t size) const {
+    double work = 0.0;
+    for (std::size_t slot = 0; slot < size; ++slot) {
+      const std::size_t block = rounds_.slots[slot].block;
+      work += static_cast<double>(block == d_ ? n_ : column_size(block));
+    }
+    return work * static_cast<double>(K_) >= RoundSize::min_shared_work * rounds_.team ? rounds_.team : 1;
+  }
+
+  /// Runs part(r) for each of the team's sample ranges r, on `team` threads (part r on thread
+  /// r) or in turn.
+  template <class Part>
+  void for_each_range(int team, Part&& part) const {
+    if (team > 1) return on_each_thread(team, part);
+    for (std::size_t r = 0; r + 1 < rounds_.range_start.size(); ++r) part(r);
+  }
+
+  /// Column `block` of the blocks (block d is the column of ones).
+  [[nodiscard]] Column block_column(std::size_t block) const {
+    return block == d_ ? ones_column_ : problem_.X.outer(static_cast<Index>(block));
+  }
+
+  /// Each thread, over its own range of samples: the part of every slot's column there and the
+  /// partial block gradient over it (an inert row needs none).
+  void sum_round_gradients(std::size_t size, int team) {
+    for_each_range(team, [&](std::size_t r) {
+      const auto lo = static_cast<Index>(rounds_.range_start[r]);
+      const auto hi = static_cast<Index>(rounds_.range_start[r + 1]);
+      for (std::size_t slot = 0; slot < size; ++slot) {
+        const std::size_t block = rounds_.slots[slot].block;
+        const Column col = block_column(block);
+        auto& part = rounds_.part(r, slot);
+        part = part_between(col, lo, hi, static_cast<Index>(n_));
+        if (block != d_ && columns_.squared_norm[block] == Scalar(0)) continue;
+        Scalar* partial = rounds_.partial(r, slot, state_.stride());
+        state_.template gradient<false>(part_of(col, part), partial, partial, rounds_.workspaces[r]);
+      }
     });
   }
 
-  /// One block's parallel step: the gradient at the round's scores, the violation (eq. 10) and
-  /// shrinking test of visit_row, and W_j* = prox_{P/v_j}(W_j − G_j/v_j) with δ = W_j* − W_j
-  /// (the intercept: δ = −∇_b L/v_b; an inert row: W_j* = 0 and δ = 0, its scores do not matter).
-  void plan_block(std::size_t slot, ClassVector<Scalar>& G, typename WorkspaceOf<Kernel>::type& work) {
+  /// The round's steps side by side: each sums its block's partial gradients in range order
+  /// (into range 0's buffer) and writes its slot and its row's R°(G_j) only.
+  void plan_round(std::size_t size, int team) {
+    parallel_tasks(team, size, [&](std::size_t slot) {
+      Eigen::Map<ClassVector<Scalar>> G(rounds_.partial(0, slot, state_.stride()), stride());
+      for (std::size_t r = 1; r < rounds_.range_start.size() - 1; ++r)
+        G += Eigen::Map<const ClassVector<Scalar>>(rounds_.partial(r, slot, state_.stride()), stride());
+      plan_block(slot, G);
+    });
+  }
+
+  /// One block's parallel step: with its gradient G_j at the round's scores, the violation
+  /// (eq. 10) and shrinking test of visit_row, and W_j* = prox_{P/v_j}(W_j − G_j/v_j) with
+  /// δ = W_j* − W_j (the intercept: δ = −∇_b L/v_b; an inert row: W_j* = 0 and δ = 0, its
+  /// scores do not matter).
+  void plan_block(std::size_t slot, const Eigen::Map<ClassVector<Scalar>>& G) {
     RoundSlot& out = rounds_.slots[slot];
     const std::size_t j = out.block;
     Eigen::Map<ClassVector<Scalar>> delta(rounds_.deltas.data() + static_cast<Eigen::Index>(slot) * stride(), stride());
@@ -639,7 +688,6 @@ class BcdEngine {
     const std::span<const Scalar> gradient(G.data(), static_cast<std::size_t>(K_));
     out.shrink = out.moves = false;
     if (j == d_) {
-      state_.template gradient<false>(ones_column_, G.data(), G.data(), work);
       out.violation = static_cast<double>(G.head(K_).norm());
       const Scalar v = curvature_bound_ * (columns_.intercept_squared_norm + spread_.intercept * round_spread_);
       delta.head(K_) = -G.head(K_) / v;
@@ -657,7 +705,6 @@ class BcdEngine {
       out.penalty = 0.0;
       return;
     }
-    state_.template gradient<false>(problem_.X.outer(static_cast<Index>(j)), G.data(), G.data(), work);
     out.violation = static_cast<double>(penalty_.violation(w, gradient));
     row_dual_[j] = static_cast<double>(penalty_.dual_norm(gradient));
     const bool zero = is_zero(w);
@@ -697,19 +744,15 @@ class BcdEngine {
     }
   }
 
-  /// The scores after the round: each sample range applies x_ij δ_j of every moving block, in
-  /// draw order, to its samples (the kernel's apply on the part of the column in the range) —
-  /// every sample sees the same sums in the same order at any thread count.
-  void move_round_samples(std::size_t size) {
-    parallel_tasks(rounds_.team, rounds_.range_start.size() - 1, [&](std::size_t r) {
-      const auto lo = static_cast<Index>(rounds_.range_start[r]);
-      const auto hi = static_cast<Index>(rounds_.range_start[r + 1]);
+  /// The scores after the round: each thread applies x_ij δ_j of every moving block, in draw
+  /// order, to its own samples (the kernel's apply on the part of the column in its range).
+  void move_round_samples(std::size_t size, int team) {
+    for_each_range(team, [&](std::size_t r) {
       for (std::size_t slot = 0; slot < size; ++slot) {
         const RoundSlot& out = rounds_.slots[slot];
         if (!out.moves) continue;
-        const Column col = out.block == d_ ? ones_column_ : problem_.X.outer(static_cast<Index>(out.block));
-        state_.apply(slice_between(col, lo, hi), rounds_.deltas.data() + static_cast<Eigen::Index>(slot) * stride(),
-                     Scalar(1));
+        state_.apply(part_of(block_column(out.block), rounds_.part(r, slot)),
+                     rounds_.deltas.data() + static_cast<Eigen::Index>(slot) * stride(), Scalar(1));
       }
     });
   }

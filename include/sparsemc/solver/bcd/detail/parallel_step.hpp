@@ -16,7 +16,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "../../../core/class_matrix.hpp"
@@ -100,20 +102,27 @@ class EsoSpread {
 /// would leave a thread less than `min_round_work` or fewer than two blocks (on data with few
 /// features, such as dna, one round's steps would touch the same samples).
 struct RoundSize {
-  // Tuning constants, empirical (docs/bcd.md, "The parallel constant step"): a round costs two
-  // synchronisations of the team, about 5–10 µs on this project's machines, and a touched score
+  // Tuning constants, empirical (docs/bcd.md, "The parallel constant step"): a round costs
+  // three synchronisations of the team, a few µs on this project's machines, and a touched score
   // entry about a nanosecond.
   static constexpr double max_lengthening = 0.25;
   static constexpr double round_work = 1 << 15;      // touched score entries per thread and round
   static constexpr double min_round_work = 1 << 13;  // below: one thread does the round faster
+  /// A round of less work per thread (touched score entries) runs on the calling thread: its
+  /// synchronisations would cost more than the work, and far more on an oversubscribed machine.
+  static constexpr double min_shared_work = 1 << 11;
+  /// Every thread keeps a partial gradient of every block of a round: τ·stride·team scalars
+  /// each, at most this many bytes in all (it bounds τ on many cores with many classes).
+  static constexpr double partial_bytes = 64.0 * (1 << 20);
 
   std::size_t asked = 0;     // the option (0: choose)
   int team = 1;
   std::size_t capacity = 1;  // the most a round can take: the slots allocated
 
-  /// Sets the option, the team and the capacity for `blocks` blocks of K classes.
-  RoundSize(std::size_t asked, int team, std::size_t blocks, std::size_t K)
-      : asked(asked), team(team), capacity(std::min(blocks, asked > 0 ? asked : most(team, K))) {}
+  /// Sets the option, the team and the capacity for `blocks` blocks whose kernel rows are
+  /// `stride` scalars of `bytes` each.
+  RoundSize(std::size_t asked, int team, std::size_t blocks, std::size_t stride, std::size_t bytes)
+      : asked(asked), team(team), capacity(std::min({blocks, asked > 0 ? asked : most(team, stride), fit(team, stride, bytes)})) {}
   RoundSize() = default;
 
   /// Whether any round can take more than one block (else the serial draws, and no ESO).
@@ -135,8 +144,13 @@ struct RoundSize {
 
  private:
   /// The largest τ the choice can make: `round_work` per thread of single-sample columns.
-  static std::size_t most(int team, std::size_t K) {
-    return static_cast<std::size_t>(static_cast<double>(team) * round_work / static_cast<double>(std::max<std::size_t>(K, 1)));
+  static std::size_t most(int team, std::size_t stride) {
+    return static_cast<std::size_t>(static_cast<double>(team) * round_work / static_cast<double>(std::max<std::size_t>(stride, 1)));
+  }
+  /// The largest τ whose partial gradients fit in `partial_bytes` (at least one block a thread).
+  static std::size_t fit(int team, std::size_t stride, std::size_t bytes) {
+    const double per_slot = static_cast<double>(team) * static_cast<double>(std::max<std::size_t>(stride, 1) * bytes);
+    return std::max(static_cast<std::size_t>(team), static_cast<std::size_t>(partial_bytes / per_slot));
   }
 };
 
@@ -150,14 +164,20 @@ struct RoundSlot {
   bool moves = false;      // δ ≠ 0: the row (or b) and the scores change
 };
 
-/// The part of a sorted slice whose indices lie in [lo, hi).
+/// Where the part of a sorted slice whose indices lie in [lo, hi) starts, and its length (no
+/// search at an end of the samples, 0 or n).
 template <RealScalar Scalar, StorageIndex Index>
-SparseSlice<Scalar, Index> slice_between(const SparseSlice<Scalar, Index>& slice, Index lo, Index hi) {
-  const auto begin = std::lower_bound(slice.indices.begin(), slice.indices.end(), lo);
-  const auto end = std::lower_bound(begin, slice.indices.end(), hi);
-  const auto offset = static_cast<std::size_t>(begin - slice.indices.begin());
-  const auto size = static_cast<std::size_t>(end - begin);
-  return {slice.indices.subspan(offset, size), slice.values.subspan(offset, size)};
+std::pair<std::size_t, std::size_t> part_between(const SparseSlice<Scalar, Index>& slice, Index lo, Index hi, Index n) {
+  const auto first = slice.indices.begin(), last = slice.indices.end();
+  const auto begin = lo == 0 ? first : std::lower_bound(first, last, lo);
+  const auto end = hi == n ? last : std::lower_bound(begin, last, hi);
+  return {static_cast<std::size_t>(begin - first), static_cast<std::size_t>(end - begin)};
+}
+
+/// The part of a slice at (offset, size).
+template <RealScalar Scalar, StorageIndex Index>
+SparseSlice<Scalar, Index> part_of(const SparseSlice<Scalar, Index>& slice, std::pair<std::size_t, std::size_t> part) {
+  return {slice.indices.subspan(part.first, part.second), slice.values.subspan(part.first, part.second)};
 }
 
 /// A kernel's Workspace (an empty stand-in for a kernel without one, which runs serially).
@@ -172,20 +192,24 @@ struct WorkspaceOf<Kernel> {
 };
 
 /// The buffers of the parallel steps, sized once. With a team: one gradient buffer and kernel
-/// workspace per thread, and the per-chunk maxima of the exact measure. With τ > 1 also: τ
-/// slots with their steps δ (`stride` long each) and new rows (K long), and the sample ranges
-/// of the score update.
+/// workspace per thread, and the per-chunk maxima of the exact measure. With τ > 1 also: the
+/// team's sample ranges (one contiguous range per thread, the same at every round: a thread
+/// reads and writes only its own samples' cached scores), for each range and slot the partial
+/// gradient of the slot's block over the range's samples and the part of its column there,
+/// and per slot the step δ (`stride` long) and the new row (K long).
 template <class Kernel, RealScalar Scalar, StorageIndex Index>
 struct ParallelRounds {
   RoundSize size;
   int team = 1;
-  std::vector<ClassVector<Scalar>> gradients;          // per thread, stride long
+  std::vector<ClassVector<Scalar>> gradients;                  // per thread, stride long
   std::vector<typename WorkspaceOf<Kernel>::type> workspaces;  // per thread
-  std::vector<double> chunk_max;                       // the exact measure's chunks
+  std::vector<double> chunk_max;                               // the exact measure's chunks
   std::vector<RoundSlot> slots;
-  ClassVector<Scalar> deltas;                     // τ × stride
-  ClassVector<Scalar> rows;                       // τ × K
-  std::vector<std::size_t> range_start;  // the sample ranges' boundaries
+  std::vector<std::size_t> range_start;  // the sample ranges' boundaries, team + 1
+  ClassVector<Scalar> partials;          // team × τ × stride: range r, slot s at (r·τ + s)·stride
+  std::vector<std::pair<std::size_t, std::size_t>> parts;  // team × τ: (offset, size) in the column
+  ClassVector<Scalar> deltas;            // τ × stride
+  ClassVector<Scalar> rows;              // τ × K
 
   /// Chunks of the exact measure per thread, handed out one at a time: chunks of uneven work
   /// balance themselves.
@@ -204,16 +228,36 @@ struct ParallelRounds {
     chunk_max.assign(static_cast<std::size_t>(team) * chunks_per_thread, 0.0);
   }
 
-  /// The slots of rounds of up to `tau` blocks, and the sample ranges.
-  void allocate_rounds(std::size_t tau, std::size_t n, Eigen::Index K, std::size_t stride) {
+  /// The slots of rounds of up to size.capacity blocks, and the team's sample ranges: cut where
+  /// the samples' nonzeros (the intercept's one each included) reach equal shares, so that the
+  /// threads' expected work in a round is equal.
+  void allocate_rounds(const CscProblem<Scalar, Index>& problem, bool intercept, Eigen::Index K, std::size_t stride) {
+    const auto n = static_cast<std::size_t>(problem.n_samples());
+    const std::size_t tau = size.capacity, ranges = static_cast<std::size_t>(team);
     slots.assign(tau, {});
+    std::vector<double> load(n, intercept ? 1.0 : 0.0);
+    for (Index j = 0; j < problem.X.cols(); ++j)
+      for (auto [i, x] : problem.X.outer(j)) load[static_cast<std::size_t>(i)] += 1.0;
+    const double total = std::accumulate(load.begin(), load.end(), 0.0);
+    range_start.assign(ranges + 1, n);
+    range_start[0] = 0;
+    double seen = 0.0;
+    for (std::size_t i = 0, r = 1; i < n && r < ranges; ++i) {
+      seen += load[i];
+      while (r < ranges && seen >= total * static_cast<double>(r) / static_cast<double>(ranges)) range_start[r++] = i + 1;
+    }
+    partials.setZero(static_cast<Eigen::Index>(ranges * tau * stride));
+    parts.assign(ranges * tau, {0, 0});
     deltas.setZero(static_cast<Eigen::Index>(tau * stride));
     rows.setZero(static_cast<Eigen::Index>(tau) * K);
-    // One contiguous range per thread: cut into more, shorter pieces, a column loses the
-    // kernel's prefetching (sector, two threads: two or four ranges per thread 2–5 % slower).
-    const auto ranges = std::min(n, static_cast<std::size_t>(team));
-    range_start.resize(ranges + 1);
-    for (std::size_t r = 0; r <= ranges; ++r) range_start[r] = n * r / ranges;
+  }
+
+  /// Range r's partial gradient of slot s, and the part of the slot's column in range r.
+  [[nodiscard]] Scalar* partial(std::size_t r, std::size_t s, std::size_t stride) noexcept {
+    return partials.data() + static_cast<Eigen::Index>((r * size.capacity + s) * stride);
+  }
+  [[nodiscard]] std::pair<std::size_t, std::size_t>& part(std::size_t r, std::size_t s) noexcept {
+    return parts[r * size.capacity + s];
   }
 };
 
