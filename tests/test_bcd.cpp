@@ -68,6 +68,18 @@ std::vector<Label> iota_labels(ClassIndex K) {
   return labels;
 }
 
+/// F at every epoch of `solver`'s fit is at most the previous epoch's (within `slack`,
+/// relative), and the last epoch's is the reported one.
+template <class Solver, class Problem>
+void check_monotone(const Solver& solver, const Problem& problem, double slack) {
+  History history;
+  const auto result = solver.fit(problem, history);
+  REQUIRE(history.epochs.size() >= 3);
+  for (std::size_t e = 1; e < history.epochs.size(); ++e)
+    CHECK(history.epochs[e].objective <= history.epochs[e - 1].objective * (1 + slack));
+  CHECK(rel(history.epochs.back().objective, result.info.objective) <= 10 * slack);
+}
+
 /// dna (LIBSVM, n = 2000, d = 180, K = 3), or nothing if the file is absent.
 std::optional<Dataset<double>> read_dna() {
   const std::filesystem::path path = sparsemc_test::repo_data() / "dna.scale";
@@ -341,6 +353,11 @@ TEST_CASE("BlockCD's parallel step: tau follows the data's degree, the work and 
   // A shrunk set of the same degree takes fewer blocks a round, then none.
   CHECK(two.tau(5000, 162.0, 18.9, 105) < tau);
   CHECK(two.tau(500, 162.0, 18.9, 105) == 1);
+  // A round is shared by the threads that get 2^12 of its touched entries each.
+  CHECK(two.threads(1e6) == 2);
+  CHECK(two.threads(6000.0) == 1);
+  CHECK(detail::RoundSize(0, 32, 55197, 106, 8).threads(86 * 18.9 * 105) == 32);
+  CHECK(detail::RoundSize(0, 32, 55197, 106, 8).tau(55197, 162.0, 18.9, 105) > 1);
   // dna's shape (d = 180, ω̄ − 1 = 45, K = 3): every round would share most samples.
   CHECK(detail::RoundSize(0, 8, 180, 4, 8).tau(180, 45.0, 518.0, 3) == 1);
   // Many threads and classes: the partial gradients' memory bounds τ.
@@ -365,17 +382,11 @@ TEMPLATE_TEST_CASE("BlockCD with the line search decreases the objective at ever
   RandomProblem<TestType> rp(300, 40, 4, 0.25, 5);
   const auto problem = rp.problem();
   const double slack = std::is_same_v<TestType, float> ? 1e-6 : 1e-13;
-  auto monotone = [&](const auto& solver) {
-    History history;
-    const auto result = solver.fit(problem, history);
-    REQUIRE(history.epochs.size() >= 3);
-    for (std::size_t e = 1; e < history.epochs.size(); ++e)
-      CHECK(history.epochs[e].objective <= history.epochs[e - 1].objective * (1 + slack));
-    CHECK(rel(history.epochs.back().objective, result.info.objective) <= 10 * slack);
-  };
-  monotone(BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 2e-3}, {.tol = 1e-6}));
-  monotone(BlockCD<OvrSquaredHinge, L1, TsengYun>({}, {.lambda = 2e-3, .mu = 1e-3}, {.tol = 1e-6}));
-  monotone(BlockCD<Logistic, L1Linf, TsengYun>({}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true}));
+  check_monotone(BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 2e-3}, {.tol = 1e-6}), problem, slack);
+  check_monotone(BlockCD<OvrSquaredHinge, L1, TsengYun>({}, {.lambda = 2e-3, .mu = 1e-3}, {.tol = 1e-6}), problem,
+                 slack);
+  check_monotone(BlockCD<Logistic, L1Linf, TsengYun>({}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true}),
+                 problem, slack);
 }
 
 TEMPLATE_TEST_CASE("BlockCD's parallel step with every block at once decreases the objective at every epoch", "[bcd]",
@@ -385,21 +396,16 @@ TEMPLATE_TEST_CASE("BlockCD's parallel step with every block at once decreases t
   RandomProblem<TestType> rp(300, 40, 4, 0.25, 5);
   const auto problem = rp.problem();
   const double slack = std::is_same_v<TestType, float> ? 1e-6 : 1e-12;
-  auto monotone = [&](const auto& solver) {
-    History history;
-    const auto result = solver.fit(problem, history);
-    REQUIRE(history.epochs.size() >= 3);
-    for (std::size_t e = 1; e < history.epochs.size(); ++e)
-      CHECK(history.epochs[e].objective <= history.epochs[e - 1].objective * (1 + slack));
-    CHECK(result.info.objective < history.epochs.front().objective);
-  };
   const RichtarikTakac jacobi{.tau = 64};
-  monotone(BlockCD<SquaredHinge, L1L2, RichtarikTakac>({}, {.lambda = 2e-3},
-                                                       {.max_epochs = 200, .threads = 2, .step_rule = jacobi}));
-  monotone(BlockCD<Logistic, L1, RichtarikTakac>(
-      {}, {.lambda = 1e-3}, {.max_epochs = 200, .fit_intercept = true, .threads = 2, .step_rule = jacobi}));
-  monotone(BlockCD<OvrSquaredHinge, L1Linf, RichtarikTakac>(
-      {}, {.lambda = 1e-3, .mu = 1e-3}, {.max_epochs = 200, .threads = 1, .step_rule = jacobi}));
+  check_monotone(BlockCD<SquaredHinge, L1L2, RichtarikTakac>({}, {.lambda = 2e-3},
+                                                             {.max_epochs = 200, .threads = 2, .step_rule = jacobi}),
+                 problem, slack);
+  check_monotone(BlockCD<Logistic, L1, RichtarikTakac>(
+                     {}, {.lambda = 1e-3}, {.max_epochs = 200, .fit_intercept = true, .threads = 2, .step_rule = jacobi}),
+                 problem, slack);
+  check_monotone(BlockCD<OvrSquaredHinge, L1Linf, RichtarikTakac>(
+                     {}, {.lambda = 1e-3, .mu = 1e-3}, {.max_epochs = 200, .threads = 1, .step_rule = jacobi}),
+                 problem, slack);
 }
 
 TEST_CASE("BlockCD with and without shrinking reaches the same optimum", "[bcd]") {

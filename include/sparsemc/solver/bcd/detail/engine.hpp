@@ -622,24 +622,29 @@ class BcdEngine {
     return size;
   }
 
-  /// The threads that run a round of `size` drawn blocks: the team, or the calling thread alone
-  /// when the round's work is too small to share (an explicit τ on a small problem), which runs
-  /// the team's ranges in turn: the same sums, the same bits.
+  /// The threads that share a round of `size` drawn blocks, from its work (RoundSize::threads):
+  /// fewer than the team for a small round (an explicit τ on a small problem, a shrunk set on
+  /// many cores), which then takes the team's sample ranges in contiguous groups: the same
+  /// sums, the same bits.
   [[nodiscard]] int round_team(std::size_t size) const {
     double work = 0.0;
     for (std::size_t slot = 0; slot < size; ++slot) {
       const std::size_t block = rounds_.slots[slot].block;
       work += static_cast<double>(block == d_ ? n_ : column_size(block));
     }
-    return work * static_cast<double>(K_) >= RoundSize::min_shared_work * rounds_.team ? rounds_.team : 1;
+    return rounds_.size.threads(work * static_cast<double>(K_));
   }
 
-  /// Runs part(r) for each of the team's sample ranges r, on `team` threads (part r on thread
-  /// r) or in turn.
+  /// Runs part(r) for each of the team's sample ranges r on `threads` threads: range r on
+  /// thread r when they are the whole team, else contiguous groups of ranges (in turn on one).
   template <class Part>
-  void for_each_range(int team, Part&& part) const {
-    if (team > 1) return on_each_thread(team, part);
-    for (std::size_t r = 0; r + 1 < rounds_.range_start.size(); ++r) part(r);
+  void for_each_range(int threads, Part&& part) const {
+    if (threads == rounds_.team) return on_each_thread(threads, part);
+    const std::size_t ranges = rounds_.range_start.size() - 1;
+    on_each_thread(threads, [&](std::size_t t) {
+      const auto groups = static_cast<std::size_t>(threads);
+      for (std::size_t r = ranges * t / groups; r < ranges * (t + 1) / groups; ++r) part(r);
+    });
   }
 
   /// Column `block` of the blocks (block d is the column of ones).

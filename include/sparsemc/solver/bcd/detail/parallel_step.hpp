@@ -14,6 +14,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -99,8 +100,9 @@ class EsoSpread {
 /// for the m blocks then active — the most whose ESO lengthens the average step by at most a
 /// quarter, (ω̄ − 1)(τ − 1)/(m − 1) ≤ ¼ (it costs that share of more epochs), and no more than
 /// gives each thread `round_work` per round; 1 (the serial draws) on one thread, or when a round
-/// would leave a thread less than `min_round_work` or fewer than two blocks (on data with few
-/// features, such as dna, one round's steps would touch the same samples).
+/// would not give two threads `min_round_work` each (on data with few features, such as dna, one
+/// round's steps would touch the same samples). How many of the team share a round is the
+/// engine's choice, from the round's own work (`threads`).
 struct RoundSize {
   // Tuning constants, empirical (docs/bcd.md, "The parallel constant step"): a round costs
   // three synchronisations of the team, a few µs on this project's machines, and a touched score
@@ -108,9 +110,10 @@ struct RoundSize {
   static constexpr double max_lengthening = 0.25;
   static constexpr double round_work = 1 << 15;      // touched score entries per thread and round
   static constexpr double min_round_work = 1 << 13;  // below: one thread does the round faster
-  /// A round of less work per thread (touched score entries) runs on the calling thread: its
-  /// synchronisations would cost more than the work, and far more on an oversubscribed machine.
-  static constexpr double min_shared_work = 1 << 11;
+  /// A round is shared by as many threads as get this much of its work (touched score entries)
+  /// each, one at least: below, the synchronisations would cost more than the work, and far more
+  /// on an oversubscribed machine.
+  static constexpr double min_shared_work = 1 << 12;
   /// Every thread keeps a partial gradient of every block of a round: τ·stride·team scalars
   /// each, at most this many bytes in all (it bounds τ on many cores with many classes).
   static constexpr double partial_bytes = 64.0 * (1 << 20);
@@ -138,8 +141,14 @@ struct RoundSize {
     const double block_work = std::max(1.0, mean_column * static_cast<double>(K));
     const double by_work = static_cast<double>(team) * round_work / block_work;
     const double chosen = std::min({by_eso, by_work, static_cast<double>(std::min(m, capacity))});
-    const bool worth = chosen * block_work >= static_cast<double>(team) * min_round_work && chosen >= 2.0 * team;
+    const bool worth = chosen >= 2.0 && chosen * block_work >= 2.0 * min_round_work;
     return worth ? static_cast<std::size_t>(chosen) : 1;
+  }
+
+  /// The threads that share a round touching `work` score entries: at most the team, each with
+  /// min_shared_work at least.
+  [[nodiscard]] int threads(double work) const {
+    return static_cast<int>(std::clamp(std::floor(work / min_shared_work), 1.0, static_cast<double>(team)));
   }
 
  private:
