@@ -102,6 +102,16 @@ TEST_CASE("parallel_tasks runs every task once and carries an exception back", "
   CHECK(resolve_threads(0) == available_threads());
 }
 
+TEST_CASE("team_for_work wakes one thread per share of the work, 1 to the team", "[parallel]") {
+  const double share = detail::min_work_per_thread;
+  CHECK(detail::team_for_work(4, 0.0) == 1);
+  CHECK(detail::team_for_work(4, 1.9 * share) == 1);
+  CHECK(detail::team_for_work(4, 3.0 * share) == 3);
+  CHECK(detail::team_for_work(4, 1e12) == 4);
+  CHECK(detail::team_for_work(1, 1e12) == 1);
+  CHECK(detail::team_for_work(8, 5.0, 2.0) == 2);
+}
+
 TEST_CASE("BlockCD over class ranges reaches the serial optimum at 1, 2 and 3 threads", "[parallel][bcd]") {
   const double tol = 1e-9;
   SECTION("one-vs-rest squared hinge + l1, line search, weighted, with an intercept") {
@@ -253,7 +263,9 @@ TEST_CASE("SCD over class ranges reaches the serial optimum at 1, 2 and 3 thread
 }
 
 TEST_CASE("FBPD's sample passes reach the serial optimum at 1, 2 and 3 threads", "[parallel][fbpd]") {
-  RandomProblem<double> rp(120, 30, 4, 0.25, 21);
+  // Large enough for three threads to share a pass (detail::team_for_work).
+  RandomProblem<double> rp(600, 40, 4, 0.3, 21);
+  REQUIRE(sparsemc::detail::team_for_work(3, 2.0 * static_cast<double>(rp.problem().X.nnz()) * 4) == 3);
   const double tol = 1e-5;
   check_thread_counts(
       [&](int threads) {
@@ -285,7 +297,8 @@ TEST_CASE("FISTA's passes give the same iterates at 1, 2 and 3 threads", "[paral
 }
 
 TEST_CASE("prediction over the samples is the same at any thread count", "[parallel][model]") {
-  RandomProblem<double, std::int32_t, Eigen::RowMajor> rp(300, 50, 5, 0.2, 4);
+  // Enough samples for every thread (detail::team_for_work): 3 000 × 10 entries × 5 classes.
+  RandomProblem<double, std::int32_t, Eigen::RowMajor> rp(3000, 50, 5, 0.2, 4);
   const auto fit = BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 1e-3}, {.tol = 1e-4})
                        .fit(RandomProblem<double>(300, 50, 5, 0.2, 4).problem());
   const auto X = rp.problem().X;

@@ -9,9 +9,12 @@
 ///
 /// \code
 ///   const int team = sparsemc::resolve_threads(options.threads);   // 0 → every core
-///   sparsemc::detail::parallel_tasks(team, n_tasks, [&](std::size_t task) { work(task); });
+///   const int busy = sparsemc::detail::team_for_work(team, multiply_adds);  // small loops: fewer
+///   sparsemc::detail::parallel_tasks(busy, n_tasks, [&](std::size_t task) { work(task); });
 /// \endcode
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <exception>
 
@@ -47,6 +50,19 @@ inline constexpr bool has_openmp =
 }
 
 namespace detail {
+
+/// Multiply-adds a parallel loop gives each thread at least: below about this much work a
+/// thread's share takes less time than waking it and joining it (a few µs on an idle machine,
+/// far more when other processes hold the cores and the team's waits spin), so smaller loops
+/// run on fewer threads, the smallest on the calling thread alone (docs/parallel.md).
+inline constexpr double min_work_per_thread = 1 << 14;
+
+/// The threads of `team` worth waking for a loop of `work` multiply-adds: one per
+/// `per_thread` of them, from 1 to `team`.
+[[nodiscard]] inline int team_for_work(int team, double work, double per_thread = min_work_per_thread) noexcept {
+  const double worth = std::floor(work / per_thread);
+  return worth >= static_cast<double>(team) ? team : std::max(1, static_cast<int>(worth));
+}
 
 /// The calling thread's number in the team of the innermost parallel region (0 outside one, and
 /// without OpenMP): the index of a per-thread buffer inside `parallel_tasks`.

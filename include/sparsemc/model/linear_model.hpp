@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/parallel.hpp"
 #include "../core/status.hpp"
 #include "../core/traits.hpp"
 #include "../data/feature_map.hpp"
@@ -324,13 +325,13 @@ class LinearModel {
   // ---- scores of many samples ---------------------------------------------------------------
 
   /// Scores S = XW + 1bᵀ (n × K) for a CSR X, one sample at a time (parallel over samples
-  /// with SPARSEMC_USE_OPENMP).
+  /// with SPARSEMC_USE_OPENMP, on the threads its nnz(X)·K multiply-adds keep busy).
   template <StorageIndex Index>
   [[nodiscard]] RowMatrix decision_function(const CsrView<Scalar, Index>& X) const {
     RowMatrix S(X.rows(), n_classes());
     const Eigen::Index n = X.rows();
 #ifdef SPARSEMC_USE_OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(busy_threads(X.nnz()))
 #endif
     for (Eigen::Index i = 0; i < n; ++i) decision_function(X.outer(static_cast<Index>(i)), row_span(S, i));
     return S;
@@ -361,7 +362,7 @@ class LinearModel {
     RowMatrix S(X.rows(), n_classes());
     const Eigen::Index n = X.rows();
 #ifdef SPARSEMC_USE_OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(busy_threads(X.size()))
 #endif
     for (Eigen::Index i = 0; i < n; ++i) decision_function(dense_row(X, i), row_span(S, i));
     return S;
@@ -625,18 +626,25 @@ class LinearModel {
       std::vector<ClassIndex> scratch;
       for (Eigen::Index i = 0; i < S.rows(); ++i) f(i, std::span<const Scalar>(row_span(S, i)), scratch);
     } else if constexpr (detail::is_csr_view_v<Design, Scalar>) {
-      stream_samples(X.rows(), f, [&](Eigen::Index i, std::span<Scalar> out) {
+      stream_samples(X.rows(), X.nnz(), f, [&](Eigen::Index i, std::span<Scalar> out) {
         decision_function(X.outer(static_cast<typename Design::index_type>(i)), out);
       });
     } else {
       const Eigen::Ref<const RowMatrix> Xd(X);
-      stream_samples(Xd.rows(), f, [&](Eigen::Index i, std::span<Scalar> out) { decision_function(dense_row(Xd, i), out); });
+      stream_samples(Xd.rows(), Xd.size(), f,
+                     [&](Eigen::Index i, std::span<Scalar> out) { decision_function(dense_row(Xd, i), out); });
     }
   }
+  /// The threads that scoring `entries` entries of X (times K) keeps busy.
+  [[nodiscard]] int busy_threads(std::int64_t entries) const noexcept {
+    return detail::team_for_work(available_threads(),
+                                 static_cast<double>(entries) * static_cast<double>(std::max<Eigen::Index>(n_classes(), 1)));
+  }
+  /// The loop of for_each_sample_scores over n samples with `entries` entries of X in all.
   template <class F, class Score>
-  void stream_samples(Eigen::Index n, F& f, const Score& score) const {
+  void stream_samples(Eigen::Index n, std::int64_t entries, F& f, const Score& score) const {
 #ifdef SPARSEMC_USE_OPENMP
-#pragma omp parallel
+#pragma omp parallel num_threads(busy_threads(entries))
 #endif
     {
       std::vector<Scalar> buffer(static_cast<std::size_t>(n_classes()));

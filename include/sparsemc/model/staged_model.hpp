@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/parallel.hpp"
 #include "../core/rng.hpp"
 #include "../core/traits.hpp"
 #include "../data/sparse_view.hpp"
@@ -125,7 +126,7 @@ template <class Scalar>
 void clip_rows_to_simplex(Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& Y) {
   const Eigen::Index n = Y.rows();
 #ifdef SPARSEMC_USE_OPENMP
-#pragma omp parallel
+#pragma omp parallel num_threads(detail::team_for_work(available_threads(), static_cast<double>(Y.size())))
 #endif
   {
     std::vector<Scalar> scratch;

@@ -151,14 +151,16 @@ double sample_sum(int team, std::size_t n, Term&& term) {
 /// C = AB (or AᵀB when `Transposed`) for the products that gather each row of C from rows of B
 /// (A row-major, or column-major and transposed): C_o = Σ_{(o, i) ∈ A} a_oi B_i, in the order
 /// of Eigen's serial product (which under OpenMP would take OpenMP's team, not the caller's),
-/// the rows of C split into `team` contiguous ranges. The products that scatter rows of B into
+/// the rows of C split into contiguous ranges, one per thread of `team` that the product's
+/// nnz(A)·cols(B) multiply-adds keep busy (detail::team_for_work). The products that scatter rows of B into
 /// rows of C stay Eigen's serial ones: split by classes on two cores they ran 1.4× slower than
 /// on one thread, bound by the memory traffic of the scattered rows (docs/parallel.md).
 template <bool Transposed, class SparseA, class Dense, class Out>
 void gather_product(int team, const SparseA& A, const Dense& B, Out& C) {
   static_assert(bool(SparseA::IsRowMajor) != Transposed, "gather_product: a product that gathers rows");
-  const auto parts = static_cast<std::size_t>(std::max<Eigen::Index>(1, std::min<Eigen::Index>(team, A.outerSize())));
-  parallel_tasks(team, parts, [&](std::size_t r) {
+  const int busy = team_for_work(team, static_cast<double>(A.nonZeros()) * static_cast<double>(B.cols()));
+  const auto parts = static_cast<std::size_t>(std::max<Eigen::Index>(1, std::min<Eigen::Index>(busy, A.outerSize())));
+  parallel_tasks(busy, parts, [&](std::size_t r) {
     const auto count = static_cast<std::size_t>(A.outerSize());
     for (auto o = static_cast<Eigen::Index>(count * r / parts); o < static_cast<Eigen::Index>(count * (r + 1) / parts); ++o) {
       C.row(o).setZero();
@@ -167,12 +169,14 @@ void gather_product(int team, const SparseA& A, const Dense& B, Out& C) {
   });
 }
 
-/// Runs part(first, count) over `team` contiguous ranges of rows 0..rows−1 (one range, the
-/// whole, on one thread): the row blocks of the dense products.
+/// Runs part(first, count) over contiguous ranges of rows 0..rows−1, one per thread of `team`
+/// that `work` multiply-adds in all keep busy (one range, the whole, on one thread): the row
+/// blocks of the dense products.
 template <class Part>
-void split_rows(int team, Eigen::Index rows, Part&& part) {
-  const auto parts = static_cast<std::size_t>(std::max<Eigen::Index>(1, std::min<Eigen::Index>(team, rows)));
-  parallel_tasks(team, parts, [&](std::size_t r) {
+void split_rows(int team, Eigen::Index rows, double work, Part&& part) {
+  const int busy = team_for_work(team, work);
+  const auto parts = static_cast<std::size_t>(std::max<Eigen::Index>(1, std::min<Eigen::Index>(busy, rows)));
+  parallel_tasks(busy, parts, [&](std::size_t r) {
     const auto first = static_cast<Eigen::Index>(static_cast<std::size_t>(rows) * r / parts);
     const auto last = static_cast<Eigen::Index>(static_cast<std::size_t>(rows) * (r + 1) / parts);
     if (last > first) part(first, last - first);
@@ -202,7 +206,8 @@ template <RealScalar Scalar>
 void compute_scores(const DenseProblem<Scalar>& problem, ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b,
                     ClassMatrix<Scalar>& S, int team = 1) {
   S.resize(problem.n_samples(), W.cols());
-  detail::split_rows(team, S.rows(), [&](Eigen::Index first, Eigen::Index count) {
+  detail::split_rows(team, S.rows(), static_cast<double>(problem.X.size()) * static_cast<double>(W.cols()),
+                     [&](Eigen::Index first, Eigen::Index count) {
     S.middleRows(first, count).noalias() = problem.X.middleRows(first, count) * W;
   });
   if (b.size() > 0) S.rowwise() += b.transpose();
@@ -305,7 +310,8 @@ template <RealScalar Scalar>
 void weight_gradient(const DenseProblem<Scalar>& problem, ClassMatrixRef<Scalar> D, ClassMatrix<Scalar>& G,
                      int team = 1) {
   G.resize(problem.n_features(), D.cols());
-  detail::split_rows(team, G.rows(), [&](Eigen::Index first, Eigen::Index count) {
+  detail::split_rows(team, G.rows(), static_cast<double>(problem.X.size()) * static_cast<double>(D.cols()),
+                     [&](Eigen::Index first, Eigen::Index count) {
     G.middleRows(first, count).noalias() = problem.X.middleCols(first, count).transpose() * D;
   });
 }

@@ -147,9 +147,7 @@ struct RoundSize {
 
   /// The threads that share a round touching `work` score entries: at most the team, each with
   /// min_shared_work at least.
-  [[nodiscard]] int threads(double work) const {
-    return static_cast<int>(std::clamp(std::floor(work / min_shared_work), 1.0, static_cast<double>(team)));
-  }
+  [[nodiscard]] int threads(double work) const { return team_for_work(team, work, min_shared_work); }
 
  private:
   /// The largest τ the choice can make: `round_work` per thread of single-sample columns.

@@ -32,11 +32,8 @@
 #include <string_view>
 #include <vector>
 
-#ifdef SPARSEMC_USE_OPENMP
-#include <omp.h>
-#endif
-
 #include "../../../core/callbacks.hpp"
+#include "../../../core/parallel.hpp"
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
@@ -132,7 +129,7 @@ class FbpdEngine {
         d_(problem.n_features()),
         K_(problem.n_classes()),
         intercept_(options.fit_intercept),
-        pass_(n_, d_, K_, intercept_, Order == Eigen::ColMajor, pass_threads(options)),
+        pass_(n_, d_, K_, intercept_, Order == Eigen::ColMajor, pass_threads(options, problem)),
         reg_(penalty, options.feature_groups, options.groups_per_class, d_, K_),
         rho_(static_cast<Scalar>(exact_hinge ? options.relaxation : 1.0)),
         relaxed_(rho_ != Scalar(1)),
@@ -385,12 +382,11 @@ class FbpdEngine {
     return "relative_change";
   }
 
-  static int pass_threads([[maybe_unused]] const FBPDOptions& options) {
-#ifdef SPARSEMC_USE_OPENMP
-    return options.threads > 0 ? options.threads : omp_get_max_threads();
-#else
-    return 1;
-#endif
+  /// The threads of a sample pass: those of the option that its gather and scatter,
+  /// 2·nnz(X)·K multiply-adds, keep busy (detail::team_for_work).
+  static int pass_threads(const FBPDOptions& options, const Problem<Scalar, Index, Order>& problem) {
+    const double work = 2.0 * static_cast<double>(problem.X.nnz()) * static_cast<double>(problem.n_classes());
+    return team_for_work(resolve_threads(options.threads), work);
   }
 
   // ---- the measured point ---------------------------------------------------------------------

@@ -208,9 +208,6 @@ class FistaEngine {
   /// locally linear, e.g. a squared hinge with every margin met, and (3) holds with a margin at
   /// every step).
   static constexpr double lipschitz_floor_fraction = 1e-12;
-  /// Entrywise updates of fewer rows than this per thread run on one thread (a design choice:
-  /// handing out a block costs about as much as updating a few thousand entries).
-  static constexpr Eigen::Index min_split_rows = 512;
 
   /// What the backtracking ends with: L(W_{k+1}), P(W_{k+1}) and ‖W_{k+1} − Y_k‖² at the last
   /// trial, whether (3) held there, and whether it held beyond rounding.
@@ -339,7 +336,8 @@ class FistaEngine {
     const double t_next = 0.5 * (1.0 + std::sqrt(1.0 + 4.0 * t_ * t_));
     const auto beta = static_cast<Scalar>((t_ - 1.0) / t_next);
     const auto momentum = [&](ClassMatrix<Scalar>& out, const ClassMatrix<Scalar>& now, const ClassMatrix<Scalar>& before) {
-      split_rows(out.rows(), [&](Eigen::Index first, Eigen::Index count) {
+      // Entrywise: the same bits at any split.
+      split_rows(team_, out.rows(), static_cast<double>(out.size()), [&](Eigen::Index first, Eigen::Index count) {
         out.middleRows(first, count).noalias() =
             (Scalar(1) + beta) * now.middleRows(first, count) - beta * before.middleRows(first, count);
       });
@@ -370,18 +368,6 @@ class FistaEngine {
     });
     if (b_out.size() > 0) b_out.noalias() = b_in - step * st_.g_b;
     return {static_cast<std::int64_t>(sums[0]), sums[1], sums[2], sums[3]};
-  }
-
-  /// Runs rows(first, count) over `team_` contiguous blocks of [0, rows): for entrywise work,
-  /// whose bits do not depend on the split.
-  template <class Rows>
-  void split_rows(Eigen::Index rows, Rows&& block) const {
-    const auto parts = static_cast<std::size_t>(std::clamp<Eigen::Index>(rows / min_split_rows, 1, team_));
-    parallel_tasks(team_, parts, [&](std::size_t r) {
-      const auto first = static_cast<Eigen::Index>(static_cast<std::size_t>(rows) * r / parts);
-      const auto end = static_cast<Eigen::Index>(static_cast<std::size_t>(rows) * (r + 1) / parts);
-      block(first, end - first);
-    });
   }
 
   /// D, G and g_b at the scores S; returns the loss part there.
