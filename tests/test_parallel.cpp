@@ -102,6 +102,39 @@ TEST_CASE("parallel_tasks runs every task once and carries an exception back", "
   CHECK(resolve_threads(0) == available_threads());
 }
 
+TEST_CASE("on_team runs a loop of phases on one team and carries an exception back", "[parallel]") {
+  for (const int team : thread_counts) {
+    INFO("team " << team);
+    std::vector<int> parts(5, 0);
+    std::atomic<int> tasks{0};
+    int rounds = 0;
+    bool more = true;
+    detail::on_team(team, [&](detail::TeamRegion& region) {
+      while (more) {
+        region.parts(parts.size(), [&](std::size_t p) { ++parts[p]; });
+        region.barrier();
+        region.tasks(7, [&](std::size_t) { ++tasks; });
+        region.leader([&] { more = ++rounds < 3; });
+        region.barrier();
+      }
+    });
+    CHECK(rounds == 3);
+    CHECK(tasks == 21);
+    CHECK(std::all_of(parts.begin(), parts.end(), [](int p) { return p == 3; }));
+    std::atomic<int> told{0};  // threads that saw failed() after the barrier
+    CHECK_THROWS_WITH(detail::on_team(team,
+                                      [&](detail::TeamRegion& region) {
+                                        region.tasks(9, [](std::size_t t) {
+                                          if (t == 4) throw std::runtime_error("task 4");
+                                        });
+                                        region.barrier();
+                                        if (region.failed()) ++told;
+                                      }),
+                      "task 4");
+    CHECK(told >= 1);
+  }
+}
+
 TEST_CASE("team_for_work wakes one thread per share of the work, 1 to the team", "[parallel]") {
   const double share = detail::min_work_per_thread;
   CHECK(detail::team_for_work(4, 0.0) == 1);

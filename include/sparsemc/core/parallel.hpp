@@ -14,6 +14,7 @@
 /// \endcode
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <exception>
@@ -135,6 +136,89 @@ void on_each_thread(int team, Part&& part) {
   }
 #endif
   if (thrown) std::rethrow_exception(thrown);
+}
+
+/// One parallel region held across the phases of a loop (`on_team`): every thread runs the
+/// same body, whose phases share out work and meet at barriers, in place of a region per
+/// phase. `parts` gives part t to thread t (every so-many-th with fewer threads), `tasks`
+/// hands tasks out one at a time and ends with a barrier, `leader` runs a step on thread 0
+/// only. A part, task or step that throws keeps the first exception, which on_team rethrows
+/// after the region, and sets failed(): read after a barrier, it lets the threads leave their
+/// loop together.
+class TeamRegion {
+ public:
+  template <class Part>
+  void parts(std::size_t count, Part&& part) {
+    for (auto t = static_cast<std::size_t>(index()); t < count; t += static_cast<std::size_t>(size()))
+      guard([&] { part(t); });
+  }
+
+  template <class Task>
+  void tasks(std::size_t count, Task&& task) {
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+    for (std::ptrdiff_t t = 0; t < static_cast<std::ptrdiff_t>(count); ++t)
+      guard([&] { task(static_cast<std::size_t>(t)); });
+  }
+
+  template <class Step>
+  void leader(Step&& step) {
+    if (index() == 0) guard(step);
+  }
+
+  void barrier() const noexcept {
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp barrier
+#endif
+  }
+
+  [[nodiscard]] bool failed() const noexcept { return failed_.load(std::memory_order_relaxed); }
+
+ private:
+  template <class Body>
+  friend void on_team(int team, Body&& body);
+
+  [[nodiscard]] static int index() noexcept { return thread_index(); }
+  [[nodiscard]] static int size() noexcept {
+#ifdef SPARSEMC_USE_OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+  }
+
+  template <class Step>
+  void guard(Step&& step) noexcept {
+    try {
+      step();
+    } catch (...) {
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp critical(sparsemc_team_region)
+#endif
+      if (!thrown_) thrown_ = std::current_exception();
+      failed_.store(true, std::memory_order_relaxed);
+    }
+  }
+
+  std::exception_ptr thrown_;
+  std::atomic<bool> failed_{false};
+};
+
+/// Runs body(region) on every thread of one parallel region of `team` threads (on the calling
+/// thread alone for a team of 1, or without OpenMP), then rethrows the first exception a phase
+/// threw.
+template <class Body>
+void on_team(int team, Body&& body) {
+  TeamRegion region;
+#ifdef SPARSEMC_USE_OPENMP
+#pragma omp parallel num_threads(std::max(team, 1))
+  body(region);
+#else
+  (void)team;
+  body(region);
+#endif
+  if (region.thrown_) std::rethrow_exception(region.thrown_);
 }
 
 }  // namespace detail

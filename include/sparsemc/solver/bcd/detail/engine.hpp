@@ -597,15 +597,45 @@ class BcdEngine {
   /// its own samples' scores; as many rounds as make |active| draws.
   void draw_rounds(std::size_t tau) {
     const std::size_t draws = active_.size();
-    for (std::size_t drawn = 0; drawn < draws && !active_.empty();) {
-      const std::size_t size = draw_round(tau);
+    std::size_t size = draw_round(tau);
+    if (round_team(size) == rounds_.team) return run_rounds_on_team(size, tau, draws);
+    for (std::size_t drawn = 0;;) {
       const int team = round_team(size);
-      sum_round_gradients(size, team);
-      plan_round(size, team);
+      for_each_range(team, [&](std::size_t r) { sum_range_gradients(r, size); });
+      parallel_tasks(team, size, [&](std::size_t slot) { plan_slot(slot); });
       commit_round(size);
-      move_round_samples(size, team);
+      for_each_range(team, [&](std::size_t r) { move_range_samples(r, size); });
       drawn += size;
+      if (drawn >= draws || active_.empty()) return;
+      size = draw_round(tau);
     }
+  }
+
+  /// The epoch's rounds when its first keeps the whole team busy: one parallel region for all
+  /// of them, in place of three a round. Each round: every thread sums over its own samples,
+  /// barrier, the steps shared out (ending with a barrier), the leader commits while the
+  /// others move their samples' scores, barrier, the leader draws the next round, barrier.
+  /// The same sums in the same order as draw_rounds' own loop: the same iterates.
+  void run_rounds_on_team(std::size_t size, std::size_t tau, std::size_t draws) {
+    const std::size_t ranges = rounds_.range_start.size() - 1;
+    std::size_t drawn = 0;
+    bool more = true;
+    on_team(rounds_.team, [&](TeamRegion& team) {
+      while (more) {
+        team.parts(ranges, [&](std::size_t r) { sum_range_gradients(r, size); });
+        team.barrier();
+        team.tasks(size, [&](std::size_t slot) { plan_slot(slot); });
+        team.leader([&] { commit_round(size); });
+        team.parts(ranges, [&](std::size_t r) { move_range_samples(r, size); });
+        team.barrier();
+        team.leader([&] {
+          drawn += size;
+          more = !team.failed() && drawn < draws && !active_.empty();
+          if (more) size = draw_round(tau);
+        });
+        team.barrier();
+      }
+    });
   }
 
   /// The round's blocks: a partial Fisher–Yates shuffle puts min(τ, m) uniformly drawn distinct
@@ -652,33 +682,30 @@ class BcdEngine {
     return block == d_ ? ones_column_ : problem_.X.outer(static_cast<Index>(block));
   }
 
-  /// Each thread, over its own range of samples: the part of every slot's column there and the
-  /// partial block gradient over it (an inert row needs none).
-  void sum_round_gradients(std::size_t size, int team) {
-    for_each_range(team, [&](std::size_t r) {
-      const auto lo = static_cast<Index>(rounds_.range_start[r]);
-      const auto hi = static_cast<Index>(rounds_.range_start[r + 1]);
-      for (std::size_t slot = 0; slot < size; ++slot) {
-        const std::size_t block = rounds_.slots[slot].block;
-        const Column col = block_column(block);
-        auto& part = rounds_.part(r, slot);
-        part = part_between(col, lo, hi, static_cast<Index>(n_));
-        if (block != d_ && columns_.squared_norm[block] == Scalar(0)) continue;
-        Scalar* partial = rounds_.partial(r, slot, state_.stride());
-        state_.template gradient<false>(part_of(col, part), partial, partial, rounds_.workspaces[r]);
-      }
-    });
+  /// Over range r of the samples (its thread's own): the part of every slot's column there
+  /// and the partial block gradient over it (an inert row needs none).
+  void sum_range_gradients(std::size_t r, std::size_t size) {
+    const auto lo = static_cast<Index>(rounds_.range_start[r]);
+    const auto hi = static_cast<Index>(rounds_.range_start[r + 1]);
+    for (std::size_t slot = 0; slot < size; ++slot) {
+      const std::size_t block = rounds_.slots[slot].block;
+      const Column col = block_column(block);
+      auto& part = rounds_.part(r, slot);
+      part = part_between(col, lo, hi, static_cast<Index>(n_));
+      if (block != d_ && columns_.squared_norm[block] == Scalar(0)) continue;
+      Scalar* partial = rounds_.partial(r, slot, state_.stride());
+      state_.template gradient<false>(part_of(col, part), partial, partial, rounds_.workspaces[r]);
+    }
   }
 
-  /// The round's steps side by side: each sums its block's partial gradients in range order
-  /// (into range 0's buffer) and writes its slot and its row's R°(G_j) only.
-  void plan_round(std::size_t size, int team) {
-    parallel_tasks(team, size, [&](std::size_t slot) {
-      Eigen::Map<ClassVector<Scalar>> G(rounds_.partial(0, slot, state_.stride()), stride());
-      for (std::size_t r = 1; r < rounds_.range_start.size() - 1; ++r)
-        G += Eigen::Map<const ClassVector<Scalar>>(rounds_.partial(r, slot, state_.stride()), stride());
-      plan_block(slot, G);
-    });
+  /// One step of the round, side by side with the others: it sums its block's partial
+  /// gradients in range order (into range 0's buffer) and writes its slot and its row's
+  /// R°(G_j) only.
+  void plan_slot(std::size_t slot) {
+    Eigen::Map<ClassVector<Scalar>> G(rounds_.partial(0, slot, state_.stride()), stride());
+    for (std::size_t r = 1; r < rounds_.range_start.size() - 1; ++r)
+      G += Eigen::Map<const ClassVector<Scalar>>(rounds_.partial(r, slot, state_.stride()), stride());
+    plan_block(slot, G);
   }
 
   /// One block's parallel step: with its gradient G_j at the round's scores, the violation
@@ -749,17 +776,16 @@ class BcdEngine {
     }
   }
 
-  /// The scores after the round: each thread applies x_ij δ_j of every moving block, in draw
-  /// order, to its own samples (the kernel's apply on the part of the column in its range).
-  void move_round_samples(std::size_t size, int team) {
-    for_each_range(team, [&](std::size_t r) {
-      for (std::size_t slot = 0; slot < size; ++slot) {
-        const RoundSlot& out = rounds_.slots[slot];
-        if (!out.moves) continue;
-        state_.apply(part_of(block_column(out.block), rounds_.part(r, slot)),
-                     rounds_.deltas.data() + static_cast<Eigen::Index>(slot) * stride(), Scalar(1));
-      }
-    });
+  /// The scores of range r after the round: x_ij δ_j of every moving block, in draw order, on
+  /// the range's own samples (the kernel's apply on the part of the column there). Reads the
+  /// slots' block, moves and δ only, so it may run beside the commit.
+  void move_range_samples(std::size_t r, std::size_t size) {
+    for (std::size_t slot = 0; slot < size; ++slot) {
+      const RoundSlot& out = rounds_.slots[slot];
+      if (!out.moves) continue;
+      state_.apply(part_of(block_column(out.block), rounds_.part(r, slot)),
+                   rounds_.deltas.data() + static_cast<Eigen::Index>(slot) * stride(), Scalar(1));
+    }
   }
 
   /// TsengYun's epoch: the active blocks in order (a fresh random one with `permute`), the

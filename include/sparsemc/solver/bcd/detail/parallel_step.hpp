@@ -105,7 +105,7 @@ class EsoSpread {
 /// engine's choice, from the round's own work (`threads`).
 struct RoundSize {
   // Tuning constants, empirical (docs/bcd.md, "The parallel constant step"): a round costs
-  // three synchronisations of the team, a few µs on this project's machines, and a touched score
+  // three barriers of the team, a few µs on this project's machines, and a touched score
   // entry about a nanosecond.
   static constexpr double max_lengthening = 0.25;
   static constexpr double round_work = 1 << 15;      // touched score entries per thread and round
