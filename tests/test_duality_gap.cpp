@@ -255,17 +255,28 @@ TEST_CASE("duality gap: a violating rare row shrinks only its samples (G3)", "[g
   CHECK(g3.gap() <= 0.25 * gap_uniform);          // and a much tighter one
 }
 
-TEST_CASE("gap schedule: cheap trigger, tightening, doubling fallback", "[gap]") {
+TEST_CASE("gap schedule: cheap trigger, tightening by the gap's ratio, doubling fallback", "[gap]") {
   GapSchedule schedule(1e-3);
-  CHECK(schedule.due(1, 1.0));  // the first epoch is always evaluated
-  schedule.evaluated(1, 1.0, false);
-  CHECK_FALSE(schedule.due(2, 0.5));
-  CHECK(schedule.due(3, 0.5));
-  schedule.evaluated(3, 0.5, false);
-  CHECK(schedule.due(4, 1e-3));      // the cheap measure reached tol
-  schedule.evaluated(4, 1e-3, false);  // refused: trigger 2.5e-4
-  CHECK_FALSE(schedule.due(5, 5e-4));
-  CHECK(schedule.due(5, 2e-4));
+  CHECK_FALSE(schedule.due(GapSchedule::first_interval - 1, 1.0));
+  CHECK(schedule.due(GapSchedule::first_interval - 1, 1e-3));  // the cheap measure reached tol
+  CHECK(schedule.due(4, 1.0));  // the first fallback
+  schedule.evaluated(4, 1.0, /*relative_gap=*/0.5);
+  CHECK(schedule.trigger() == 1e-3);  // evaluated above the trigger: the trigger stays
+  CHECK_FALSE(schedule.due(11, 0.5));
+  CHECK(schedule.due(12, 0.5));  // the doubled interval
+  schedule.evaluated(12, 0.5, 0.2);
+  CHECK(schedule.due(13, 1e-3));
+  schedule.evaluated(13, 1e-3, 0.1);  // refused at 100·tol: halfway (log scale) to a hundredfold fall
+  CHECK(schedule.trigger() == Approx(1e-4));
+  CHECK_FALSE(schedule.due(14, 2e-4));
+  CHECK(schedule.due(14, 1e-4));
+  schedule.evaluated(14, 1e-4, 1.5e-3);  // refused just above tol: at least quarter the measure
+  CHECK(schedule.trigger() == Approx(2.5e-5));
+  CHECK(schedule.due(15, 2e-5));
+  schedule.evaluated(15, 2e-5, 8e-4);  // certified: the trigger stays
+  CHECK(schedule.trigger() == Approx(2.5e-5));
+  CHECK_FALSE(schedule.due(15 + 127, 1.0));
+  CHECK(schedule.due(15 + 128, 1.0));  // the fifth evaluation's interval: 4·2⁵ epochs
 }
 
 TEST_CASE("certificate schedule: trigger, spacing, fixed fallback", "[gap]") {

@@ -440,7 +440,7 @@ TEST_CASE("ProxGradient: CSC and CSR, float and double, reruns and restart schem
   CHECK(again.model.intercept() == a.model.intercept());
   CHECK(again.info.epochs == a.info.epochs);
 
-  // Every restart scheme and step rule reaches the same optimum.
+  // Every restart scheme and step rule reaches the same optimum, within the two certificates.
   for (auto scheme : {RestartScheme::none, RestartScheme::function, RestartScheme::gradient})
     for (double decrease : {1.0, 0.9, 0.5}) {
       const ProxGradient other(Logistic{}, penalty,
@@ -448,7 +448,7 @@ TEST_CASE("ProxGradient: CSC and CSR, float and double, reruns and restart schem
       const auto c = other.fit(csr.problem());
       INFO("scheme " << int(scheme) << " decrease " << decrease);
       CHECK(c.info.status == Status::converged);
-      CHECK(rel<double>(c.info.objective, a.info.objective) <= 1e-12);
+      CHECK(std::abs(c.info.objective - a.info.objective) <= std::max(c.info.duality_gap, a.info.duality_gap));
     }
 
   // Float: the same optimum to float accuracy.
@@ -542,7 +542,7 @@ TEST_CASE("ProxGradient iterations allocate nothing", "[fista]") {
     CHECK(result.info.status == Status::stopped_by_callback);
     CHECK(result.info.epochs == 30);
     CHECK(probe.windows == 30);
-    CHECK(probe.gaps >= 4);
+    CHECK(probe.gaps >= 3);  // GapSchedule's fallbacks at least: epochs 4, 12 and 28
     CHECK(probe.new_calls == 0);
     CHECK(probe.eigen_mallocs == 0);
   };

@@ -295,7 +295,7 @@ class FbpdEngine {
         certificate_ = evaluate_gap(F_);
         certificate_epoch_ = epoch_;
         certified = certificate_.relative() <= options_.tol && !restarted_to_average_;
-        if (!free_gap_) schedule_.evaluated(epoch_, measure_, certified);
+        if (!free_gap_) schedule_.evaluated(epoch_, measure_, certificate_.relative());
       }
     } else {
       certified = measure_ <= options_.tol && !restarted_to_average_;  // (8)'s KKT residual

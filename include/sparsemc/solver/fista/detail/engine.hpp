@@ -140,17 +140,15 @@ class FistaEngine {
   }
 
   /// Whether the duality gap of (1), evaluated when GapSchedule asks for it, certifies W_k
-  /// (relative gap ≤ tol); the schedule learns the outcome. The gap shrinks like the square of
-  /// the gradient mapping (both vanish at W*; near it F − F* ≈ ‖G‖²/(2σ) for a σ-strongly
-  /// convex F), so the schedule is driven by measure².
+  /// (relative gap ≤ tol); the schedule learns the outcome. It is driven by the proxy itself:
+  /// the gap's ratio to the gradient mapping drifts far less than its ratio to the mapping's
+  /// square (dna, squared hinge, λ = 0.01: from 36 to 110 against 5·10³ to 2·10⁷ over the solve).
   bool certify_if_due() {
-    const double estimate = measure_ * measure_;
-    if (!schedule_.due(epoch_, estimate)) return false;
+    if (!schedule_.due(epoch_, measure_)) return false;
     gap_ = certificate();
     gap_epoch_ = epoch_;
-    const bool certified = gap_.relative() <= options_.tol;
-    schedule_.evaluated(epoch_, estimate, certified);
-    return certified;
+    schedule_.evaluated(epoch_, measure_, gap_.relative());
+    return gap_.relative() <= options_.tol;
   }
 
   /// This iteration's report (the relative gap of (1) when it was evaluated).

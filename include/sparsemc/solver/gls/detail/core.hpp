@@ -356,9 +356,8 @@ class GapCertifier {
     gap_ = gap_spent_.timed([&] { return duality_gap(loss_, problem_, mu_, W, S, intercept_, work_, sums_); });
     epoch_ = epoch;
     relative = gap_.relative();
-    const bool certified = relative <= tol_;
-    schedule_.evaluated(epoch, estimate, certified);
-    return certified;
+    schedule_.evaluated(epoch, estimate, relative);
+    return relative <= tol_;
   }
 
   /// The last certificate and the epoch of the W it is for (−1: none yet).

@@ -159,7 +159,7 @@ class ScdEngine {
     certificate_ = returned_gap();
     certificate_epoch_ = epoch_;
     const bool certified = certificate_.relative() <= options_.tol;
-    schedule_.evaluated(epoch_, measure_, certified);
+    schedule_.evaluated(epoch_, measure_, certificate_.relative());
     if constexpr (!Variant::dual_averaging)
       if (!certified && measure_ <= level_) tighten_level();
     return certified;
@@ -228,9 +228,6 @@ class ScdEngine {
   /// fraction of the last exact value (or to the target): about one check per decade of
   /// progress, each bringing back the coordinates that shrinking dropped but that violate again.
   static constexpr double recheck_factor = 0.1;
-  /// After a gap that refused to certify where the measure had met its level, the level drops
-  /// to this fraction of the measure: the factor GapSchedule applies to its trigger.
-  static constexpr double refused_tighten = GapSchedule::tighten;
   /// Algorithm 2 accepts a step whose loss change exceeds the bound of (7) by this many ε_mach
   /// times the size of the summed terms: rounding (variants.hpp, `Adaptive`).
   static constexpr double rounding_allowance = 10.0;
@@ -517,10 +514,11 @@ class ScdEngine {
       group.target = level_ * (group.reference > 0.0 ? group.reference : scale_);
   }
 
-  /// After a refused gap: the level drops to a fraction of the measure, and the done groups are
-  /// reopened (their next check brings violators back).
+  /// After a refused gap: the level drops to the schedule's new trigger (the groups work on
+  /// until the measure can trigger the next gap), and the done groups are reopened (their next
+  /// check brings violators back).
   void tighten_level() {
-    level_ = refused_tighten * measure_;
+    level_ = schedule_.trigger();
     set_targets();
     for (ScdViolationGroup& group : violation_) group.done = false;
   }
