@@ -103,41 +103,6 @@ void parallel_tasks(int team, std::size_t count, Task&& task) {
   if (thrown) std::rethrow_exception(thrown);
 }
 
-/// Runs part(0), …, part(team − 1), part t on thread t of the team whenever the runtime gives
-/// the whole team (so that a thread meets the same part, and the same memory, at every call);
-/// with fewer threads each takes every so-many-th part. Exceptions as parallel_tasks.
-template <class Part>
-void on_each_thread(int team, Part&& part) {
-  if (team <= 1) {
-    for (int t = 0; t < team; ++t) part(static_cast<std::size_t>(t));
-    return;
-  }
-  std::exception_ptr thrown;
-#ifdef SPARSEMC_USE_OPENMP
-#pragma omp parallel num_threads(team)
-  {
-    const int size = omp_get_num_threads();
-    for (int t = omp_get_thread_num(); t < team; t += size) {
-      try {
-        part(static_cast<std::size_t>(t));
-      } catch (...) {
-#pragma omp critical(sparsemc_on_each_thread)
-        if (!thrown) thrown = std::current_exception();
-      }
-    }
-  }
-#else
-  for (int t = 0; t < team; ++t) {
-    try {
-      part(static_cast<std::size_t>(t));
-    } catch (...) {
-      if (!thrown) thrown = std::current_exception();
-    }
-  }
-#endif
-  if (thrown) std::rethrow_exception(thrown);
-}
-
 /// One parallel region held across the phases of a loop (`on_team`): every thread runs the
 /// same body, whose phases share out work and meet at barriers, in place of a region per
 /// phase. `parts` gives part t to thread t (every so-many-th with fewer threads), `tasks`

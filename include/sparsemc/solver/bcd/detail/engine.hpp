@@ -594,33 +594,18 @@ class BcdEngine {
   /// active blocks drawn uniformly (a τ-nice sampling of the active set); each thread sums
   /// their gradients over its own samples, the steps are taken side by side from the summed
   /// gradients with the ESO constants v_j and committed in draw order, then each thread moves
-  /// its own samples' scores; as many rounds as make |active| draws.
+  /// its own samples' scores; as many rounds as make |active| draws. One parallel region holds
+  /// the epoch. Each round: the ranges' sums, barrier, the steps shared out (ending with a
+  /// barrier), the leader commits while the others move their samples' scores, barrier, the
+  /// leader draws the next round, barrier. A thread takes every team-th range, so a team
+  /// smaller than the ranges' count makes the same sums in the same order: the same iterates.
   void draw_rounds(std::size_t tau) {
+    const std::size_t ranges = rounds_.range_start.size() - 1;
     const std::size_t draws = active_.size();
     std::size_t size = draw_round(tau);
-    if (round_team(size) == rounds_.team) return run_rounds_on_team(size, tau, draws);
-    for (std::size_t drawn = 0;;) {
-      const int team = round_team(size);
-      for_each_range(team, [&](std::size_t r) { sum_range_gradients(r, size); });
-      parallel_tasks(team, size, [&](std::size_t slot) { plan_slot(slot); });
-      commit_round(size);
-      for_each_range(team, [&](std::size_t r) { move_range_samples(r, size); });
-      drawn += size;
-      if (drawn >= draws || active_.empty()) return;
-      size = draw_round(tau);
-    }
-  }
-
-  /// The epoch's rounds when its first keeps the whole team busy: one parallel region for all
-  /// of them, in place of three a round. Each round: every thread sums over its own samples,
-  /// barrier, the steps shared out (ending with a barrier), the leader commits while the
-  /// others move their samples' scores, barrier, the leader draws the next round, barrier.
-  /// The same sums in the same order as draw_rounds' own loop: the same iterates.
-  void run_rounds_on_team(std::size_t size, std::size_t tau, std::size_t draws) {
-    const std::size_t ranges = rounds_.range_start.size() - 1;
     std::size_t drawn = 0;
     bool more = true;
-    on_team(rounds_.team, [&](TeamRegion& team) {
+    on_team(epoch_team(size), [&](TeamRegion& team) {
       while (more) {
         team.parts(ranges, [&](std::size_t r) { sum_range_gradients(r, size); });
         team.barrier();
@@ -638,6 +623,13 @@ class BcdEngine {
     });
   }
 
+  /// The threads that share the epoch's rounds of `size` blocks (RoundSize::threads), from the
+  /// work of a round of the active set's mean column: fewer than the team when the rounds are
+  /// small (an explicit τ on a small problem, a shrunk set on many cores).
+  [[nodiscard]] int epoch_team(std::size_t size) const {
+    return rounds_.size.threads(static_cast<double>(size) * spread_.mean_column * static_cast<double>(K_));
+  }
+
   /// The round's blocks: a partial Fisher–Yates shuffle puts min(τ, m) uniformly drawn distinct
   /// blocks of the m active ones first; their ESO share (τ − 1)/max(1, m − 1). Returns how many.
   std::size_t draw_round(std::size_t tau) {
@@ -650,31 +642,6 @@ class BcdEngine {
     }
     round_spread_ = static_cast<Scalar>(size - 1) / static_cast<Scalar>(std::max<std::size_t>(1, m - 1));
     return size;
-  }
-
-  /// The threads that share a round of `size` drawn blocks, from its work (RoundSize::threads):
-  /// fewer than the team for a small round (an explicit τ on a small problem, a shrunk set on
-  /// many cores), which then takes the team's sample ranges in contiguous groups: the same
-  /// sums, the same bits.
-  [[nodiscard]] int round_team(std::size_t size) const {
-    double work = 0.0;
-    for (std::size_t slot = 0; slot < size; ++slot) {
-      const std::size_t block = rounds_.slots[slot].block;
-      work += static_cast<double>(block == d_ ? n_ : column_size(block));
-    }
-    return rounds_.size.threads(work * static_cast<double>(K_));
-  }
-
-  /// Runs part(r) for each of the team's sample ranges r on `threads` threads: range r on
-  /// thread r when they are the whole team, else contiguous groups of ranges (in turn on one).
-  template <class Part>
-  void for_each_range(int threads, Part&& part) const {
-    if (threads == rounds_.team) return on_each_thread(threads, part);
-    const std::size_t ranges = rounds_.range_start.size() - 1;
-    on_each_thread(threads, [&](std::size_t t) {
-      const auto groups = static_cast<std::size_t>(threads);
-      for (std::size_t r = ranges * t / groups; r < ranges * (t + 1) / groups; ++r) part(r);
-    });
   }
 
   /// Column `block` of the blocks (block d is the column of ones).
