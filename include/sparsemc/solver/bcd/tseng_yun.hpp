@@ -60,7 +60,9 @@ struct TsengYun {
   /// is still visited once per epoch, so Tseng & Yun's rule and the monotone descent hold; the
   /// extra visits go where the epoch found the most left to gain (a Gauss–Southwell-style
   /// priority). On text data the slow tail is a few hundred coupled rows: on sector (λ = 1e-4)
-  /// the default fit certifies in about 110 epochs instead of 390 (docs/bcd.md).
+  /// the default fit certifies in about 110 epochs instead of 390 (docs/bcd.md). Not at a path
+  /// point started on the strong rule's set (Options::screening): warm started, it has no such
+  /// tail, and the sweeps cost sector's path more than they saved.
   std::int32_t focus_sweeps = 3;
   /// The share of an epoch's violating rows that the focus sweeps revisit, in (0, 1].
   double focus_share = 0.25;

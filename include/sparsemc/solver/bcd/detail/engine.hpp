@@ -543,6 +543,9 @@ class BcdEngine {
     // of the previous λ is kept (the strong set is mostly the previous solution).
     if (!screen) margin_ = std::numeric_limits<double>::infinity();
     gradient_first_ = screen;  // most zero rows of a strong set stay zero
+    // No focus sweeps from a screened start: a warm-started point has no slow tail for them to
+    // shorten, and on sector's path they cost more than they saved (docs/bcd.md (c)).
+    focus_on_ = !screen;
     checking_ = false;
     spread_.invalidate();
   }
@@ -758,7 +761,7 @@ class BcdEngine {
   /// TsengYun's epoch: the active blocks in order (a fresh random one with `permute`), the
   /// intercept revisited after every `intercept_stride_` rows; shrunk blocks leave the set. A
   /// check pass first marks the blocks it visits, the others are measured by check_left_out.
-  /// An epoch over a shrunk set ends with the focus sweeps.
+  /// An epoch over a shrunk set ends with the focus sweeps (not after a screened start).
   void sweep_blocks() {
     if (checking_) {
       std::fill(inside_.begin(), inside_.end(), 0);
@@ -780,7 +783,7 @@ class BcdEngine {
       }
     }
     active_.resize(kept);
-    if (!full_pass_) sweep_focus();
+    if (!full_pass_ && focus_on_) sweep_focus();
   }
 
   /// TsengYun's focus sweeps: the `focus_share` of this epoch's violating rows with the
@@ -1199,6 +1202,7 @@ class BcdEngine {
   Scalar round_spread_ = 0;
   std::vector<std::size_t> active_;
   std::vector<std::pair<double, std::size_t>> focus_;  // (v_j, j) of an epoch's violating rows (TsengYun)
+  bool focus_on_ = true;  // this λ's shrunk epochs end with the focus sweeps (TsengYun; not after screening)
   std::vector<ClassIndex> moved_;  // δ's nonzero classes for a class-by-class trial (sparse_moves)
   // Per-entry working sets (entry_shrinking): d × K marks, and the visited row's list.
   std::vector<char> listed_;
