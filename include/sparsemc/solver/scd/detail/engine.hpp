@@ -153,15 +153,17 @@ class ScdEngine {
 
   /// The certificate, when `schedule_` says so (the measure has reached its trigger, or the
   /// doubling epoch interval has run out); only it decides `converged`. Algorithms 1 and 2: a gap
-  /// that refuses where the measure had met its level lowers the level and reopens the groups.
+  /// that refuses where the measure had met the trigger lowers the trigger, and with it the
+  /// groups' targets, and reopens the groups.
   bool certify_if_due() {
     if (!schedule_.due(epoch_, measure_)) return false;
     certificate_ = returned_gap();
     certificate_epoch_ = epoch_;
     const bool certified = certificate_.relative() <= options_.tol;
+    const bool measure_met_trigger = measure_ <= schedule_.trigger();
     schedule_.evaluated(epoch_, measure_, certificate_.relative());
     if constexpr (!Variant::dual_averaging)
-      if (!certified && measure_ <= level_) tighten_level();
+      if (!certified && measure_met_trigger) tighten_targets();
     return certified;
   }
 
@@ -470,10 +472,9 @@ class ScdEngine {
 
   // ---- Algorithms 1 and 2 -------------------------------------------------------------------
   // The measure: V = Σ_g V_g / V(0), V_g exact where known this epoch, else its estimate. Group
-  // g is done when V_g ≤ level · V_g(0) (level · V(0) for a group with V_g(0) = 0); all groups
-  // done gives V ≤ level · V(0), which triggers the gap (the schedule's trigger starts at tol
-  // too). A gap that refuses to certify there lowers the level as the schedule lowers its
-  // trigger, and the done groups are checked again.
+  // g is done when V_g ≤ t · V_g(0) (t · V(0) for a group with V_g(0) = 0), t the schedule's
+  // trigger (tol at first); all groups done gives V ≤ t, which triggers the gap. A gap that
+  // refuses to certify there lowers t, and the done groups are checked again.
 
   /// V(0) per group (scores at W = 0, b = 0), the targets, and F at the start point; W = 0 from
   /// a cold start with V(0) = 0 satisfies the optimality conditions: certified at once where a
@@ -489,7 +490,6 @@ class ScdEngine {
       total_reference += group.reference;
     }
     scale_ = total_reference > 0.0 ? total_reference : 1.0;
-    level_ = options_.tol;
     set_targets();
     if (warm_) kernel_.set_scores(problem_.X, &x_.W, intercept_ ? &x_.b : nullptr);
     F_ = iterate_objective();
@@ -508,17 +508,17 @@ class ScdEngine {
     return std::nullopt;
   }
 
-  /// Group g is done at V_g ≤ level · V_g(0), or level · V(0) where V_g(0) = 0.
+  /// Group g is done at V_g ≤ t · V_g(0), or t · V(0) where V_g(0) = 0, t the schedule's trigger
+  /// (the groups work on until the measure can trigger the next gap).
   void set_targets() {
+    const double trigger = schedule_.trigger();
     for (ScdViolationGroup& group : violation_)
-      group.target = level_ * (group.reference > 0.0 ? group.reference : scale_);
+      group.target = trigger * (group.reference > 0.0 ? group.reference : scale_);
   }
 
-  /// After a refused gap: the level drops to the schedule's new trigger (the groups work on
-  /// until the measure can trigger the next gap), and the done groups are reopened (their next
-  /// check brings violators back).
-  void tighten_level() {
-    level_ = schedule_.trigger();
+  /// After a refused gap has lowered the trigger: the targets follow it, and the done groups are
+  /// reopened (their next check brings violators back).
+  void tighten_targets() {
     set_targets();
     for (ScdViolationGroup& group : violation_) group.done = false;
   }
@@ -803,7 +803,6 @@ class ScdEngine {
   // Algorithms 1 and 2.
   std::vector<ScdViolationGroup> violation_;  // per group
   double scale_ = 1.0;                     // V(0), or 1 when it is 0
-  double level_ = 0.0;                     // the groups' targets are level × V_g(0)
   double margin_ = std::numeric_limits<double>::infinity();  // the shrinking margin M/n; none in the first epoch
   double largest_violation_ = 0.0;         // M: the largest violation met this epoch
   // Algorithm 4.
