@@ -521,6 +521,36 @@ TEMPLATE_TEST_CASE("native format: save → load is bit exact", "[model][io]", f
   }
 }
 
+TEST_CASE("model files longer than the write buffer are written a chunk at a time, as formatted", "[model][io]") {
+  // 20000 dense rows of 6 classes: about 2.5 MB of text in either format, several chunks.
+  const auto model = random_model<double>(20000, 6, 1.0, true, false, 21);
+  TempDir dir;
+  const std::string native = io::format_model(model);
+  REQUIRE(native.size() > 2 * io::detail::ModelText::chunk);
+  io::save_model(model, dir / "native.model");
+  REQUIRE(read_text(dir / "native.model") == native);
+  std::stringstream stream;
+  io::save_model(model, stream);
+  REQUIRE(stream.str() == native);
+
+  const std::string liblinear = io::format_liblinear_model(model);
+  REQUIRE(liblinear.size() > 2 * io::detail::ModelText::chunk);
+  io::save_liblinear_model(model, dir / "liblinear.model");
+  REQUIRE(read_text(dir / "liblinear.model") == liblinear);
+  std::stringstream liblinear_stream;
+  io::save_liblinear_model(model, liblinear_stream);
+  REQUIRE(liblinear_stream.str() == liblinear);
+
+  // A model that cannot be saved is refused before the file is touched.
+  auto bad = model;
+  bad.provenance().solver = "two\nlines";
+  REQUIRE_THROWS_AS(io::save_model(bad, dir / "bad.model"), std::invalid_argument);
+  REQUIRE_FALSE(fs::exists(dir / "bad.model"));
+  std::stringstream refused;
+  REQUIRE_THROWS_AS(io::save_model(bad, refused), std::invalid_argument);
+  REQUIRE(refused.str().empty());
+}
+
 TEST_CASE("native format: saving what cannot be read back is refused", "[model][io]") {
   RowMatrix<double> W(2, 2);
   W << 1, std::numeric_limits<double>::infinity(), 0, 1;

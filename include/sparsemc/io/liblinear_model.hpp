@@ -99,32 +99,46 @@ inline std::string liblinear_loss(int solver, int nr_class) {
   return "ovr-squared-hinge";  // 1, 2, 5
 }
 
-}  // namespace detail
-
-/// The model as LIBLINEAR model-file text (see the file comment for the mapping).
+/// Throws std::invalid_argument when LIBLINEAR could not read the model: no classes, a label
+/// or a feature count beyond its int.
 template <RealScalar Scalar>
-[[nodiscard]] std::string format_liblinear_model(const LinearModel<Scalar>& model) {
-  const ClassIndex K = model.n_classes();
-  if (K < 1) throw std::invalid_argument("save_liblinear_model: the model has no classes");
+void require_liblinear_savable(const LinearModel<Scalar>& model) {
+  if (model.n_classes() < 1) throw std::invalid_argument("save_liblinear_model: the model has no classes");
   for (Label l : model.labels())
     if (l < std::numeric_limits<int>::min() || l > std::numeric_limits<int>::max())
       throw std::invalid_argument("save_liblinear_model: label " + std::to_string(l) + " does not fit LIBLINEAR's int");
   const std::int64_t n_data = model.n_data_features();
   if (n_data >= std::numeric_limits<int>::max())
     throw std::invalid_argument("save_liblinear_model: " + std::to_string(n_data) + " features do not fit LIBLINEAR's int");
+}
 
+/// The text of a model that `require_liblinear_savable` accepted, into `sink`: the header,
+/// a dense row per data feature (LIBLINEAR has no sparse storage), then the bias row.
+template <RealScalar Scalar>
+void write_liblinear_model(const LinearModel<Scalar>& model, ModelText& sink) {
+  const ClassIndex K = model.n_classes();
+  const std::int64_t n_data = model.n_data_features();
   const bool binary = K == 2;
-  const int nr_w = binary ? 1 : K;
   // Class order in the file: LIBLINEAR's binary rule favours label[0] on dec > 0, ours class 1.
   std::vector<Label> file_labels = model.labels();
   if (binary) std::swap(file_labels[0], file_labels[1]);
-
   const auto& prov = model.provenance();
   const bool bias_feature = prov.bias >= 0;
   const bool intercept = model.has_intercept();
   const double file_bias = intercept ? 1.0 : (bias_feature ? prov.bias : -1.0);
 
-  // Row j of the file (j < n_data: data feature; j == n_data: bias row), as nr_w doubles.
+  std::string& out = sink.text;
+  sink.expect(static_cast<std::size_t>(128 + 24 * (n_data + 1) * (binary ? 1 : K)));
+  out += "solver_type ";
+  out += binary ? (prov.loss == "logistic" ? "L2R_LR" : "L2R_L2LOSS_SVC_DUAL") : "MCSVM_CS";
+  append_number(out += "\nnr_class ", K);
+  out += "\nlabel";
+  for (Label l : file_labels) append_number(out += ' ', l);
+  append_number(out += "\nnr_feature ", n_data);
+  append_number(out += "\nbias ", file_bias);
+  out += "\nw\n";
+
+  // Row j of the file (j < n_data: data feature; j == n_data: bias row), as K doubles.
   std::vector<double> values(static_cast<std::size_t>(K));
   const auto model_row = [&](std::int64_t j) {
     std::fill(values.begin(), values.end(), 0.0);
@@ -132,46 +146,29 @@ template <RealScalar Scalar>
     if (r >= 0)
       for (auto [k, w] : model.row(static_cast<std::size_t>(r))) values[static_cast<std::size_t>(k)] = static_cast<double>(w);
   };
-
-  std::string out;
-  out.reserve(static_cast<std::size_t>(128 + 24 * (n_data + 1) * nr_w));
-  out += "solver_type ";
-  out += binary ? (prov.loss == "logistic" ? "L2R_LR" : "L2R_L2LOSS_SVC_DUAL") : "MCSVM_CS";
-  out += "\nnr_class ";
-  detail::append_number(out, K);
-  out += "\nlabel";
-  for (Label l : file_labels) detail::append_number(out += ' ', l);
-  out += "\nnr_feature ";
-  detail::append_number(out, n_data);
-  out += "\nbias ";
-  detail::append_number(out, file_bias);
-  out += "\nw\n";
   // One file row, LIBLINEAR's way: every value followed by a blank. Binary: the difference
   // of the two columns, the single column LIBLINEAR's "dec_0 > 0" rule reads.
   const auto write_values = [&] {
     if (binary) {
-      detail::append_number(out, values[1] - values[0]);
+      append_number(out, values[1] - values[0]);
       out += ' ';
     } else {
       for (double v : values) {
-        detail::append_number(out, v);
+        append_number(out, v);
         out += ' ';
       }
     }
     out += '\n';
+    sink.row_done();
   };
-  // Dense rows for the data features (LIBLINEAR has no sparse storage)...
   for (std::int64_t j = 0; j < n_data; ++j) {
     model_row(j);
     write_values();
   }
-  // ... then the bias row: the bias feature's weights, the intercept, or both folded.
+  // The bias row: the bias feature's weights, the intercept, or both folded.
   if (file_bias >= 0) {
-    if (bias_feature) {
-      model_row(model.n_features() - 1);
-    } else {
-      values.assign(values.size(), 0.0);
-    }
+    if (bias_feature) model_row(model.n_features() - 1);
+    else values.assign(values.size(), 0.0);
     if (intercept) {
       for (ClassIndex k = 0; k < K; ++k) {
         const double w_bias = bias_feature ? prov.bias * values[static_cast<std::size_t>(k)] : 0.0;
@@ -180,21 +177,38 @@ template <RealScalar Scalar>
     }
     write_values();
   }
-  return out;
+  sink.finish();
 }
 
-/// Writes a LIBLINEAR model file to a stream.
+}  // namespace detail
+
+/// The model as LIBLINEAR model-file text (see the file comment for the mapping).
+template <RealScalar Scalar>
+[[nodiscard]] std::string format_liblinear_model(const LinearModel<Scalar>& model) {
+  detail::require_liblinear_savable(model);
+  detail::ModelText sink;
+  detail::write_liblinear_model(model, sink);
+  return std::move(sink.text);
+}
+
+/// Writes a LIBLINEAR model file to a stream, a chunk at a time.
 template <RealScalar Scalar>
 void save_liblinear_model(const LinearModel<Scalar>& model, std::ostream& out) {
-  const std::string text = format_liblinear_model(model);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  detail::require_liblinear_savable(model);
+  detail::ModelText sink(out);
+  detail::write_liblinear_model(model, sink);
   if (!out) throw std::runtime_error("save_liblinear_model: the stream refused the model");
 }
 
-/// Writes a LIBLINEAR model file (replacing it).
+/// Writes a LIBLINEAR model file (replacing it), a chunk at a time; a model LIBLINEAR could
+/// not read is refused before the file is touched.
 template <RealScalar Scalar>
 void save_liblinear_model(const LinearModel<Scalar>& model, const std::filesystem::path& path) {
-  detail::write_model_file(path, format_liblinear_model(model));
+  detail::require_liblinear_savable(model);
+  write_file_atomically(path, [&model](std::ostream& out) {
+    detail::ModelText sink(out);
+    detail::write_liblinear_model(model, sink);
+  });
 }
 
 namespace detail {

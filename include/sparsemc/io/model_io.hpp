@@ -39,6 +39,8 @@
 ///   with 0-based class indices k strictly increasing below K and finite v (at least one
 ///   entry). `save_model` writes sparse rows when under half of the stored rows' |support|·K
 ///   values are nonzero (extreme classification: a row keeps a few of K = 16000 classes).
+/// - `save_model` writes through a buffer of about a megabyte (detail::ModelText), so a large
+///   model's file is never held whole in memory; `format_model` returns the same text whole.
 /// - Version 1 (dense rows) and version 2 (sparse rows) have no `entries`, `layout` or `end`
 ///   lines; they are read as before.
 /// - Counts are checked against the bytes that follow them before anything is sized by them,
@@ -184,7 +186,8 @@ void append_model_header(std::string& out, const LinearModel<Scalar>& model, boo
 
 /// The stored rows, `index v_1 … v_K` (dense) or `index k:v …` (sparse), then `end`.
 template <RealScalar Scalar>
-void append_model_rows(std::string& out, const LinearModel<Scalar>& model, bool sparse_rows) {
+void append_model_rows(ModelText& sink, const LinearModel<Scalar>& model, bool sparse_rows) {
+  std::string& out = sink.text;
   std::vector<Scalar> dense_row(sparse_rows ? 0 : static_cast<std::size_t>(model.n_classes()), Scalar(0));
   for (std::size_t r = 0; r < model.support().size(); ++r) {
     append_number(out, model.support()[r]);
@@ -201,8 +204,21 @@ void append_model_rows(std::string& out, const LinearModel<Scalar>& model, bool 
       }
     }
     out += '\n';
+    sink.row_done();
   }
   out += "end\n";
+  sink.finish();
+}
+
+/// The text of a model that `require_savable` accepted, into `sink`: sparse rows when under
+/// half of the stored rows' values are nonzero.
+template <RealScalar Scalar>
+void write_model(const LinearModel<Scalar>& model, ModelText& sink) {
+  const bool sparse_rows = 2 * model.nnz() < model.nnz_rows() * model.n_classes();
+  const std::int64_t entries = sparse_rows ? model.nnz() : model.nnz_rows() * model.n_classes();
+  sink.expect(static_cast<std::size_t>(256 + 24 * ((sparse_rows ? 2 : 1) * entries + model.nnz_rows())));
+  append_model_header(sink.text, model, sparse_rows, entries);
+  append_model_rows(sink, model, sparse_rows);
 }
 
 }  // namespace detail
@@ -211,29 +227,29 @@ void append_model_rows(std::string& out, const LinearModel<Scalar>& model, bool 
 template <RealScalar Scalar>
 [[nodiscard]] std::string format_model(const LinearModel<Scalar>& model) {
   detail::require_savable(model);
-  // Sparse rows when under half of the stored rows' values are nonzero.
-  const bool sparse_rows = 2 * model.nnz() < model.nnz_rows() * model.n_classes();
-  const std::int64_t entries = sparse_rows ? model.nnz() : model.nnz_rows() * model.n_classes();
-  // One pass into a string (≤ 24 characters per number), written out at once by the callers.
-  std::string out;
-  out.reserve(static_cast<std::size_t>(256 + 24 * ((sparse_rows ? 2 : 1) * entries + model.nnz_rows())));
-  detail::append_model_header(out, model, sparse_rows, entries);
-  detail::append_model_rows(out, model, sparse_rows);
-  return out;
+  detail::ModelText sink;
+  detail::write_model(model, sink);
+  return std::move(sink.text);
 }
 
-/// Writes the model in the native format to a stream.
+/// Writes the model in the native format to a stream, a chunk at a time.
 template <RealScalar Scalar>
 void save_model(const LinearModel<Scalar>& model, std::ostream& out) {
-  const std::string text = format_model(model);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  detail::require_savable(model);
+  detail::ModelText sink(out);
+  detail::write_model(model, sink);
   if (!out) throw std::runtime_error("save_model: the stream refused the model");
 }
 
-/// Writes the model in the native format to a file (replacing it).
+/// Writes the model in the native format to a file (replacing it), a chunk at a time; a model
+/// that cannot be saved is refused before the file is touched.
 template <RealScalar Scalar>
 void save_model(const LinearModel<Scalar>& model, const std::filesystem::path& path) {
-  detail::write_model_file(path, format_model(model));
+  detail::require_savable(model);
+  write_file_atomically(path, [&model](std::ostream& out) {
+    detail::ModelText sink(out);
+    detail::write_model(model, sink);
+  });
 }
 
 namespace detail {

@@ -7,11 +7,13 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <ostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -60,6 +62,44 @@ inline std::string read_model_stream(std::istream& in) {
 inline void write_model_file(const std::filesystem::path& path, const std::string& text) {
   write_file_atomically(path, std::string_view(text));
 }
+
+/// Where a model writer puts its text. Without a stream (`format_model`) the whole text
+/// stays in `text`. With one (`save_model`), `text` is a buffer that goes to the stream once a
+/// row ends past `chunk` characters: a model file of a few hundred MB (a dense K = 1000 model)
+/// is written without ever being held whole in memory beside the model.
+class ModelText {
+ public:
+  /// Characters buffered before a row's end hands them to the stream.
+  static constexpr std::size_t chunk = std::size_t{1} << 20;
+
+  ModelText() = default;
+  explicit ModelText(std::ostream& out) : out_(&out) { text.reserve(2 * chunk); }
+
+  /// Reserves the whole text's estimated `size` when it is kept (no stream).
+  void expect(std::size_t size) {
+    if (out_ == nullptr) text.reserve(size);
+  }
+
+  /// After a row: the buffer goes to the stream once it holds a chunk.
+  void row_done() {
+    if (out_ != nullptr && text.size() >= chunk) write_out();
+  }
+
+  /// After the last row: what is left goes to the stream.
+  void finish() {
+    if (out_ != nullptr) write_out();
+  }
+
+  std::string text;
+
+ private:
+  void write_out() {
+    out_->write(text.data(), static_cast<std::streamsize>(text.size()));
+    text.clear();
+  }
+
+  std::ostream* out_ = nullptr;
+};
 
 /// Appends the shortest decimal text that reads back to exactly `value` (std::to_chars).
 template <class T>
