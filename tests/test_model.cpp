@@ -724,6 +724,17 @@ TEMPLATE_TEST_CASE("a model stores only its nonzero entries and scores like its 
   REQUIRE(std::ranges::equal(model.row(2).indices, std::vector<ClassIndex>{3}));
   REQUIRE(model.dense() == W);
   REQUIRE(model.weights().squaredNorm() == W.squaredNorm());
+  // A consumed W gives the same model, W emptied: over fewer rows than the shrink steps, and
+  // over more (rows shrunk away while the model is built), with zero rows at both ends.
+  require_identical(model, LinearModel<Scalar>::consuming(RowMatrix<Scalar>(W), Vector<Scalar>(), {0, 1, 2, 3, 4}));
+  {
+    RowMatrix<Scalar> consumed = random_sparse_model<Scalar>(300, 7, 0.3, 2, false, 8).dense();
+    consumed.row(0).setZero();
+    consumed.row(299).setZero();
+    const LinearModel<Scalar> kept(consumed, Vector<Scalar>(), {0, 1, 2, 3, 4, 5, 6});
+    require_identical(kept, LinearModel<Scalar>::consuming(std::move(consumed), Vector<Scalar>(), {0, 1, 2, 3, 4, 5, 6}));
+    REQUIRE(consumed.size() == 0);
+  }
   RowMatrix<Scalar> into = RowMatrix<Scalar>::Constant(4, 5, Scalar(9));
   model.copy_to(into);  // writes the stored entries only
   REQUIRE(into(0, 1) == Scalar(1.5));

@@ -131,6 +131,22 @@ class LinearModel {
     build_label_index();
   }
 
+  /// The model of a dense W that it consumes (the same model as the constructor from a dense
+  /// W gives), built from W's last rows up while W shrinks: `conservativeResize` keeps the first
+  /// rows and hands the rest back to the allocator, so a large W (a solver's dense d × K) and
+  /// its model are not held whole side by side.
+  [[nodiscard]] static LinearModel consuming(RowMatrix&& W, Vector intercept, std::vector<Label> labels) {
+    LinearModel model;
+    model.n_features_ = W.rows();
+    model.intercept_ = std::move(intercept);
+    model.labels_ = std::move(labels);
+    model.check_shapes(W.cols());
+    model.take_rows(std::move(W));
+    model.build_row_of_feature();
+    model.build_label_index();
+    return model;
+  }
+
   /// From dense stored rows: `support` (strictly increasing feature indices < n_features) and
   /// the matching rows of W (|support| × K). Zero entries, and rows left empty, are dropped.
   LinearModel(std::int64_t n_features, const std::vector<std::int64_t>& support, const RowMatrix& rows,
@@ -481,6 +497,36 @@ class LinearModel {
     if (classes_.size() == before) return;
     support_.push_back(j);
     row_start_.push_back(static_cast<std::int64_t>(classes_.size()));
+  }
+  /// The times a consumed dense W is shrunk while its model is built (each one a realloc).
+  static constexpr Eigen::Index consumed_shrink_steps = 32;
+  /// The nonzero entries of W, rows last to first and each row's entries last to first (W
+  /// shrinking behind them), then reversed in place into the stored order.
+  void take_rows(RowMatrix&& W) {
+    const auto nonzero = static_cast<std::size_t>((W.array() != Scalar(0)).count());
+    classes_.reserve(nonzero);
+    weights_.reserve(nonzero);
+    std::vector<std::int64_t> row_size;
+    const Eigen::Index step = std::max<Eigen::Index>(1, W.rows() / consumed_shrink_steps);
+    for (Eigen::Index j = W.rows(); j-- > 0;) {
+      const std::size_t before = classes_.size();
+      for (Eigen::Index k = W.cols(); k-- > 0;) {
+        if (W(j, k) == Scalar(0)) continue;
+        classes_.push_back(static_cast<ClassIndex>(k));
+        weights_.push_back(W(j, k));
+      }
+      if (classes_.size() > before) {
+        support_.push_back(j);
+        row_size.push_back(static_cast<std::int64_t>(classes_.size() - before));
+      }
+      if (j % step == 0) W.conservativeResize(j, Eigen::NoChange);
+    }
+    W = RowMatrix();
+    std::reverse(classes_.begin(), classes_.end());
+    std::reverse(weights_.begin(), weights_.end());
+    std::reverse(support_.begin(), support_.end());
+    row_start_.reserve(row_size.size() + 1);
+    for (auto size = row_size.rbegin(); size != row_size.rend(); ++size) row_start_.push_back(row_start_.back() + *size);
   }
   /// Removes stored zero weights and the rows they leave empty, in place.
   void drop_zeros() {

@@ -141,25 +141,36 @@ class SequentialDual
                                  static_cast<std::int64_t>(problem.n_classes()));
         labels = initial->labels();
       }
-      Engine<Scalar, Index> engine(problem, static_cast<double>(penalty_.mu), options_, labels);
-      SolverInfo info = engine.solve(callbacks...);
-      const DualityGap certificate = engine.final_certificate();
-      engine.gap_spent().record_into(info);
-      engine.release_dual();  // the model is built next: α and the class lists are done
-      if (info.status == Status::max_iter && certificate.relative() <= options_.tol) info.status = Status::converged;
-      Result<Scalar> result =
-          detail::finish_result<Loss>(LinearModel<Scalar>(engine.weights(), ClassVector<Scalar>(), std::move(labels)),
-                                      name, penalty_, initial ? initial->provenance().bias : -1.0, certificate,
-                                      std::move(info));
-      notify_end(result.info, callbacks...);
-      return result;
+      const double bias = initial ? initial->provenance().bias : -1.0;
+      // The class lists (n × K entries) take two bytes an entry while K fits them.
+      if (problem.n_classes() <= std::numeric_limits<std::uint16_t>::max())
+        return solve_with<Engine<Scalar, Index, std::uint16_t>>(problem, std::move(labels), bias, callbacks...);
+      return solve_with<Engine<Scalar, Index, ClassIndex>>(problem, std::move(labels), bias, callbacks...);
     } else {
       return {};
     }
   }
 
-  /// The state of one solve: W, α, the per-sample class lists and the epoch's steps.
-  template <RealScalar Scalar, StorageIndex Index>
+  /// The solve by `SolverEngine`, its certificate, and the model built once α is freed.
+  template <class SolverEngine, RealScalar Scalar, StorageIndex Index, class... Callbacks>
+  Result<Scalar> solve_with(const CsrProblem<Scalar, Index>& problem, std::vector<Label> labels, double bias,
+                            Callbacks&... callbacks) const {
+    SolverEngine engine(problem, static_cast<double>(penalty_.mu), options_, labels);
+    SolverInfo info = engine.solve(callbacks...);
+    const DualityGap certificate = engine.final_certificate();
+    engine.gap_spent().record_into(info);
+    engine.release_dual();  // the model is built next: α and the class lists are done
+    if (info.status == Status::max_iter && certificate.relative() <= options_.tol) info.status = Status::converged;
+    Result<Scalar> result = detail::finish_result<Loss>(
+        LinearModel<Scalar>::consuming(engine.take_weights(), ClassVector<Scalar>(), std::move(labels)), name, penalty_, bias,
+        certificate, std::move(info));
+    notify_end(result.info, callbacks...);
+    return result;
+  }
+
+  /// The state of one solve: W, α, the per-sample class lists (of `Slot`, an integer type that
+  /// holds K) and the epoch's steps.
+  template <RealScalar Scalar, StorageIndex Index, std::integral Slot>
   class Engine {
    public:
     Engine(const CsrProblem<Scalar, Index>& problem, double mu, const Options& options, std::vector<Label> labels)
@@ -167,13 +178,13 @@ class SequentialDual
           K_(static_cast<std::size_t>(problem.n_classes())),
           W_(ClassMatrix<Scalar>::Zero(problem.n_features(), static_cast<Eigen::Index>(K_))),
           alpha_(ClassMatrix<Scalar>::Zero(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(K_))),
-          classes_(n_ * K_), active_classes_(n_, static_cast<ClassIndex>(K_)), label_(n_), cost_(n_),
+          classes_(n_ * K_), active_classes_(n_, static_cast<Slot>(K_)), label_(n_), cost_(n_),
           norm_sq_(n_), G_(K_), B_(K_), sorted_(K_), moved_class_(K_), moved_by_(K_),
           scores_(K_) {
       const double inv_n_mu = 1.0 / (static_cast<double>(n_) * mu_);
       for (std::size_t i = 0; i < n_; ++i) {
         std::iota(classes_.begin() + static_cast<std::ptrdiff_t>(i * K_),
-                  classes_.begin() + static_cast<std::ptrdiff_t>((i + 1) * K_), ClassIndex{0});
+                  classes_.begin() + static_cast<std::ptrdiff_t>((i + 1) * K_), Slot{0});
         label_[i] = problem.y[i][0];
         cost_[i] = static_cast<Scalar>(static_cast<double>(problem.weight(static_cast<Index>(i))) * inv_n_mu);
         Scalar sq = 0;
@@ -270,13 +281,14 @@ class SequentialDual
       return {loss_sum / static_cast<double>(n_) + 0.5 * mu_ * w_sq, mu_ * (alpha_label - 0.5 * w_sq)};
     }
 
-    [[nodiscard]] const ClassMatrix<Scalar>& weights() const noexcept { return W_; }
+    /// W, handed over to the model (which consumes it as it is built).
+    [[nodiscard]] ClassMatrix<Scalar>&& take_weights() noexcept { return std::move(W_); }
 
     /// Frees α and the class lists (n × K each) once the certificate is taken, so that the
     /// returned model is not built on top of them.
     void release_dual() {
       alpha_ = ClassMatrix<Scalar>();
-      classes_ = std::vector<ClassIndex>();
+      classes_ = std::vector<Slot>();
     }
 
    private:
@@ -302,8 +314,8 @@ class SequentialDual
     /// `active` are active, the shrunk ones after them), y_i, C_i, A_i = ‖x_i‖² and x_i.
     struct Block {
       Index i;
-      ClassIndex* classes;
-      ClassIndex& active;
+      Slot* classes;
+      Slot& active;
       ClassIndex label;
       Scalar C, A;
       SparseSlice<Scalar, Index> x;
@@ -421,7 +433,7 @@ class SequentialDual
     /// Every sample and class active again (before a full pass).
     void restore_all() {
       n_active_ = samples_.size();
-      std::fill(active_classes_.begin(), active_classes_.end(), static_cast<ClassIndex>(K_));
+      std::fill(active_classes_.begin(), active_classes_.end(), static_cast<Slot>(K_));
     }
 
     /// A sample whose violation max_m G_m − min_m G_m is at most this is optimal as it stands
@@ -439,8 +451,8 @@ class SequentialDual
     ClassMatrix<Scalar> W_;      ///< d × K, W = Σ_i x_i α_iᵀ
     ClassMatrix<Scalar> alpha_;  ///< n × K dual variables
     /// Per sample, a permutation of the classes whose first active_classes_[i] are active.
-    std::vector<ClassIndex> classes_;
-    std::vector<ClassIndex> active_classes_;
+    std::vector<Slot> classes_;
+    std::vector<Slot> active_classes_;
     std::vector<ClassIndex> label_;  ///< y_i
     std::vector<Scalar> cost_;            ///< C_i = c_i/(nμ)
     std::vector<Scalar> norm_sq_;         ///< A_i = ‖x_i‖²
