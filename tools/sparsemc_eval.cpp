@@ -34,7 +34,7 @@ struct EvalArgs {
 
 /// The model with its classes in increasing label order (the order the reader gives the data's
 /// class indices); F is invariant to this permutation of W's columns.
-LinearModel<double> with_sorted_labels(const LinearModel<double>& model) {
+LinearModel<double> with_sorted_labels(LinearModel<double> model) {
   const auto& labels = model.labels();
   std::vector<std::size_t> order(labels.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
