@@ -996,6 +996,7 @@ TEST_CASE("sdm: what it refuses names the reason", "[sdm]") {
   CHECK_THAT(message([] { Sdm({}, {.mu = 0}); }), Catch::Contains("mu"));
   CHECK_THAT(message([] { Sdm({}, {.mu = 1}, {.tol = 0}); }), Catch::Contains("tol"));
   CHECK_THAT(message([] { Sdm({}, {.mu = 1}, {.first_trigger = 0}); }), Catch::Contains("first_trigger"));
+  CHECK_THAT(message([] { Sdm({}, {.mu = 1}, {.threads = -1}); }), Catch::Contains("threads"));
   const auto multilabel = generate<double>(40, 20, 4, 5, 3, 3);
   CHECK_THAT(message([&] { (void)Sdm({}, {.mu = 1}).fit(multilabel.problem<Eigen::RowMajor>()); }),
              Catch::Contains("multilabel"));

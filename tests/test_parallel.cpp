@@ -329,6 +329,26 @@ TEST_CASE("FISTA's passes give the same iterates at 1, 2 and 3 threads", "[paral
   }
 }
 
+TEST_CASE("SequentialDual's certificate gives the same bits at 1, 2 and 3 threads", "[parallel][sdm]") {
+  // The gap's sums run over fixed chunks of samples (objective.hpp's chunk_sums); the epochs are
+  // sequential. 2 500 samples: three chunks, and enough work for three threads.
+  RandomProblem<double, std::int32_t, Eigen::RowMajor> rp(2500, 60, 8, 0.1, 41, /*weighted=*/true);
+  REQUIRE(sparsemc::detail::team_for_work(3, static_cast<double>(rp.problem().X.nnz()) * 8) == 3);
+  const auto fit = [&](int threads) {
+    return SequentialDual<CrammerSinger, NoPenalty>({}, {.mu = 1e-3}, {.tol = 1e-6, .threads = threads})
+        .fit(rp.problem());
+  };
+  const Result<double> one = fit(1);
+  REQUIRE(one.info.status == Status::converged);
+  for (const int threads : {2, 3}) {
+    const Result<double> many = fit(threads);
+    CHECK(many.info.epochs == one.info.epochs);
+    CHECK(many.info.objective == one.info.objective);
+    CHECK(many.info.relative_gap == one.info.relative_gap);
+    CHECK((many.model.dense().array() == one.model.dense().array()).all());
+  }
+}
+
 TEST_CASE("prediction over the samples is the same at any thread count", "[parallel][model]") {
   // Enough samples for every thread (detail::team_for_work): 3 000 × 10 entries × 5 classes.
   RandomProblem<double, std::int32_t, Eigen::RowMajor> rp(3000, 50, 5, 0.2, 4);

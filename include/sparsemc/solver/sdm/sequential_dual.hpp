@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "../../core/callbacks.hpp"
+#include "../../core/parallel.hpp"
 #include "../../core/rng.hpp"
 #include "../../core/status.hpp"
 #include "../../core/stopwatch.hpp"
@@ -54,11 +56,16 @@ struct SequentialDualOptions {
   /// certificate at a full pass (LIBLINEAR's `-e`, default 0.1); it is tightened each time the
   /// gap refuses to certify (solver/certificate_schedule.hpp).
   double first_trigger = 0.1;
+  /// Threads of the certificate's pass over the samples (0 = every core, see core/parallel.hpp);
+  /// the epochs are sequential, as the method is. The gap's sums are taken over fixed chunks of
+  /// samples, so every thread count gives the same bits.
+  int threads = 0;
 
   /// Throws std::invalid_argument naming the first field out of range.
   void validate() const {
     detail::require_stopping_rule(tol, max_epochs, time_limit);
     detail::require_positive("first_trigger", first_trigger);
+    detail::require_nonnegative("threads", threads);
   }
 };
 
@@ -180,7 +187,8 @@ class SequentialDual
           alpha_(ClassMatrix<Scalar>::Zero(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(K_))),
           classes_(n_ * K_), active_classes_(n_, static_cast<Slot>(K_)), label_(n_), cost_(n_),
           norm_sq_(n_), G_(K_), B_(K_), sorted_(K_), moved_class_(K_), moved_by_(K_),
-          scores_(K_) {
+          scores_(K_), team_(resolve_threads(options.threads)),
+          thread_scores_(static_cast<std::size_t>(team_), ClassVector<Scalar>(static_cast<Eigen::Index>(K_))) {
       const double inv_n_mu = 1.0 / (static_cast<double>(n_) * mu_);
       for (std::size_t i = 0; i < n_; ++i) {
         std::iota(classes_.begin() + static_cast<std::ptrdiff_t>(i * K_),
@@ -267,17 +275,20 @@ class SequentialDual
     /// F(W) and D(α) of (1) at the current pair: one pass over X for the scores, O(dK) for ‖W‖².
     [[nodiscard]] DualityGap certificate() {
       const double w_sq = static_cast<double>(W_.squaredNorm());
-      double loss_sum = 0.0, alpha_label = 0.0;
-      for (std::size_t i = 0; i < n_; ++i) {
+      // Per sample: its loss at the scores Wᵀx_i (into the running thread's buffer) and α_{i,y_i}.
+      const int team = detail::team_for_work(team_, static_cast<double>(problem_.X.nnz()) * static_cast<double>(K_));
+      const auto [loss_sum, alpha_label] = detail::chunk_sums<2>(team, n_, [&](std::size_t i) {
         const auto index = static_cast<Index>(i);
-        scores_.setZero();
-        for (auto [j, x] : problem_.X.outer(index)) scores_ += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
+        ClassVector<Scalar>& scores = thread_scores_[static_cast<std::size_t>(detail::thread_index())];
+        scores.setZero();
+        for (auto [j, x] : problem_.X.outer(index)) scores += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
         const Scalar c = problem_.weight(index);
-        if (c != Scalar(0))
-          loss_sum += static_cast<double>(c) *
-                      static_cast<double>(CrammerSinger{}.value(std::span<const Scalar>(scores_.data(), K_), problem_.y[i]));
-        alpha_label += static_cast<double>(alpha_(static_cast<Eigen::Index>(i), label_[i]));
-      }
+        const double loss =
+            c == Scalar(0) ? 0.0
+                           : static_cast<double>(c) * static_cast<double>(CrammerSinger{}.value(
+                                                          std::span<const Scalar>(scores.data(), K_), problem_.y[i]));
+        return std::array<double, 2>{loss, static_cast<double>(alpha_(static_cast<Eigen::Index>(i), label_[i]))};
+      });
       return {loss_sum / static_cast<double>(n_) + 0.5 * mu_ * w_sq, mu_ * (alpha_label - 0.5 * w_sq)};
     }
 
@@ -463,6 +474,8 @@ class SequentialDual
     std::vector<ClassIndex> moved_class_;
     std::vector<Scalar> moved_by_;
     ClassVector<Scalar> scores_;
+    int team_;                                        ///< threads of the certificate's pass
+    std::vector<ClassVector<Scalar>> thread_scores_;  ///< its scores buffer per thread
     std::pair<std::int64_t, DualityGap> last_gap_{-1, {}};  ///< (epoch, gap) of the last evaluation
     GapCost gap_spent_;
     std::int64_t epochs_ = 0;
