@@ -122,7 +122,8 @@ struct PieceSource {
   std::string_view text;
   std::size_t piece;
   std::size_t position = 0;
-  std::optional<std::size_t> size() const { return text.size(); }
+  std::optional<std::size_t> reported_size = std::nullopt;  ///< what size() says, when not the text's
+  std::optional<std::size_t> size() const { return reported_size ? reported_size : text.size(); }
   std::size_t read(char* dst, std::size_t capacity) {
     const std::size_t n = std::min({capacity, piece, text.size() - position});
     std::memcpy(dst, text.data() + position, n);
@@ -548,6 +549,14 @@ TEST_CASE("block boundaries do not change the result or the error positions", "[
       INFO("block " << block << ", piece " << piece);
       PieceSource source{text, piece};
       require_identical(whole, io::detail::read_blocks<double, std::int32_t>(source, {}, "<pieces>", block));
+    }
+  }
+  // A source larger than it said it was (a file that grew while being read) is read to its end.
+  for (std::size_t block : {2, 16, 4096}) {
+    for (std::size_t said : {std::size_t{0}, std::size_t{10}, text.size() - 1}) {
+      INFO("block " << block << ", size said " << said);
+      PieceSource source{text, 1000, 0, said};
+      require_identical(whole, io::detail::read_blocks<double, std::int32_t>(source, {}, "<grew>", block));
     }
   }
   const std::string bad = text + "\n1 1:1\n2 2:x\n";

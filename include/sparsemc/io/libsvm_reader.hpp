@@ -807,6 +807,7 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
   std::vector<char> next;
   std::size_t room = buffer.size() - 1;
   std::size_t got = source.read(buffer.data(), room);
+  std::size_t read_bytes = got;  // from the source so far
   std::size_t filled = got;
   std::size_t scanned = 0;  // buffer[0, scanned) holds no '\n'
   bool first_block = true;
@@ -825,15 +826,20 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
       scanned = filled;
       room = buffer.size() - 1 - filled;
       got = source.read(buffer.data() + filled, room);
+      read_bytes += got;
       filled += got;
       continue;
     }
     // The incomplete rest goes to the front of the next buffer, which is then filled while the
-    // complete lines are parsed; a read that filled its room asks for a larger next block.
+    // complete lines are parsed; a read that filled its room asks for a larger next block. Once
+    // the whole input of known size is in, the next buffer holds the rest and room to see the end.
     const std::size_t used = scanned + last + 1;
     const std::size_t carry = filled - used;
     const bool grow = got == room && buffer.size() - 1 < block_size;
-    next.resize(grow ? std::min(2 * (buffer.size() - 1), block_size) + 1 : buffer.size());
+    if (total && read_bytes >= *total)
+      next.resize(carry + 2);
+    else
+      next.resize(grow ? std::min(2 * (buffer.size() - 1), block_size) + 1 : buffer.size());
     std::memcpy(next.data(), buffer.data() + used, carry);
     room = next.size() - 1 - carry;
     pieces.parse(parser, buffer.data(), buffer.data() + used,
@@ -841,6 +847,7 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
     if (first_block && total) parser.reserve_for(*total, used);
     first_block = false;
     buffer.swap(next);
+    read_bytes += got;
     filled = carry + got;
     scanned = carry;
   }
