@@ -46,6 +46,9 @@ void check_thread_counts(Solver make_solver, const Problem& problem, double tol)
     INFO("threads " << threads);
     REQUIRE(fit.info.status == Status::converged);
     CHECK(fit.info.relative_gap <= tol);
+    // The certificate's time is part of the solve's wall clock, also when ranges run side by side.
+    CHECK(fit.info.gap_evaluations > 0);
+    CHECK(fit.info.gap_seconds <= fit.info.seconds);
     // The reported F is the objective of the returned model on the whole problem.
     GapWorkspace<double> work;
     const DualityGap whole = duality_gap(solver.loss(), solver.penalty(), problem, fit.model, work);

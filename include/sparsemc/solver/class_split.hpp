@@ -12,12 +12,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <variant>
 #include <vector>
 
 #include "../core/parallel.hpp"
 #include "../core/status.hpp"
+#include "../core/stopwatch.hpp"
 #include "../data/labels.hpp"
 #include "../data/problem.hpp"
 #include "../model/linear_model.hpp"
@@ -43,13 +45,19 @@ class ClassSplit {
   }
 
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
-  /// The ranges' gap evaluations and their time (summed over the threads).
+  /// The ranges' gap evaluations and their time as part of the solve's wall clock: the ranges'
+  /// evaluations take Σ_r thread-seconds beside the other ranges' epochs, so their sum is
+  /// scaled by the ranges' wall time over their thread-seconds (on two threads the plain sum
+  /// read as twice the gap's share of the solve).
   [[nodiscard]] GapCost gap_spent() const noexcept {
     GapCost sum;
+    double thread_seconds = 0.0;
     for (const Range& range : ranges_) {
       sum.evaluations += range.engine->gap_spent().evaluations;
       sum.seconds += range.engine->gap_spent().seconds;
+      thread_seconds += range.thread_seconds;
     }
+    if (thread_seconds > 0.0) sum.seconds *= std::min(1.0, wall_seconds_ / thread_seconds);
     return sum;
   }
   /// The warm start's bias feature (−1 without one), for the model's provenance.
@@ -66,6 +74,7 @@ class ClassSplit {
     Extra extra{};
     std::unique_ptr<Engine> engine;
     bool finished = false;
+    double thread_seconds = 0.0;  ///< its time in for_ranges
   };
 
   /// Cuts the K classes of `problem` into `ranges` contiguous ranges of sizes ⌊K/ranges⌋ or
@@ -76,6 +85,8 @@ class ClassSplit {
       : team_(team), K_(problem.n_classes()), d_(problem.n_features()), intercept_(intercept) {
     const ClassIndex count = std::min<ClassIndex>(ranges, K_);
     ranges_.resize(static_cast<std::size_t>(count));
+    every_.resize(ranges_.size());
+    std::iota(every_.begin(), every_.end(), std::size_t{0});
     for (ClassIndex r = 0; r < count; ++r) {
       Range& range = ranges_[static_cast<std::size_t>(r)];
       range.first = static_cast<ClassIndex>(static_cast<std::int64_t>(K_) * r / count);
@@ -116,7 +127,7 @@ class ClassSplit {
   std::optional<Status> start_ranges(Start&& start) {
     epoch_ = 0;
     std::vector<std::optional<Status>> ended(ranges_.size());
-    parallel_tasks(team_, ranges_.size(), [&](std::size_t r) { ended[r] = start(ranges_[r]); });
+    for_ranges(every_, [&](std::size_t r) { ended[r] = start(ranges_[r]); });
     for (std::size_t r = 0; r < ranges_.size(); ++r) {
       if (ended[r] == Status::numerical_issue) return Status::numerical_issue;
       ranges_[r].finished = ended[r].has_value();
@@ -139,7 +150,20 @@ class ClassSplit {
     open_.clear();
     for (std::size_t r = 0; r < ranges_.size(); ++r)
       if (!ranges_[r].finished) open_.push_back(r);
-    parallel_tasks(team_, open_.size(), [&](std::size_t t) { step(ranges_[open_[t]]); });
+    for_ranges(open_, [&](std::size_t r) { step(ranges_[r]); });
+  }
+
+  /// Runs task(r) for the ranges r listed in `which`, side by side on the threads, and adds
+  /// each range's time and the wall time (for gap_spent).
+  template <class Task>
+  void for_ranges(const std::vector<std::size_t>& which, Task&& task) {
+    const Stopwatch wall;
+    parallel_tasks(team_, which.size(), [&](std::size_t t) {
+      const Stopwatch own;
+      task(which[t]);
+      ranges_[which[t]].thread_seconds += own.seconds();
+    });
+    wall_seconds_ += wall.seconds();
   }
 
   [[nodiscard]] bool all_finished() const {
@@ -172,6 +196,8 @@ class ClassSplit {
   bool intercept_;
   std::vector<Range> ranges_;
   std::vector<std::size_t> open_;  // the ranges stepped in the current epoch
+  std::vector<std::size_t> every_;  // 0, 1, …: every range
+  double wall_seconds_ = 0.0;       // in for_ranges
   std::vector<Label> labels_;      // of the returned model: 0..K−1 or the warm start's
   double bias_ = -1.0;             // the warm start's bias feature
   std::int64_t epoch_ = 0;

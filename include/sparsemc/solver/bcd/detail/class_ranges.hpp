@@ -29,7 +29,6 @@
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
-#include "../../../core/parallel.hpp"
 #include "../../../core/status.hpp"
 #include "../../../data/problem.hpp"
 #include "../../../model/linear_model.hpp"
@@ -99,7 +98,7 @@ class ClassRanges : public ClassSplit<BcdEngine<Loss, Penalty, StepRule, Scalar,
   [[nodiscard]] DualityGap returned_certificate(Status status, const LinearModel<Scalar>&) {
     DualityGap sum{0.0, 0.0};
     std::vector<DualityGap> parts(ranges_.size());
-    parallel_tasks(team_, ranges_.size(), [&](std::size_t r) {
+    this->for_ranges(this->every_, [&](std::size_t r) {
       Engine& engine = *ranges_[r].engine;
       parts[r] = engine.returned_certificate(status, engine.model());
     });
@@ -120,7 +119,6 @@ class ClassRanges : public ClassSplit<BcdEngine<Loss, Penalty, StepRule, Scalar,
   using Base::epoch_;
   using Base::open_;
   using Base::ranges_;
-  using Base::team_;
 };
 
 }  // namespace sparsemc::detail

@@ -24,7 +24,6 @@
 #include <memory>
 #include <optional>
 
-#include "../../../core/parallel.hpp"
 #include "../../../core/status.hpp"
 #include "../../../data/problem.hpp"
 #include "../../../model/linear_model.hpp"
@@ -100,7 +99,7 @@ class ScdClassRanges
 
   /// Each range's measure and certificate at its returned point (ScdEngine::finish).
   void finish(Status status) {
-    parallel_tasks(team_, ranges_.size(), [&](std::size_t r) { ranges_[r].engine->finish(status); });
+    this->for_ranges(every_, [&](std::size_t r) { ranges_[r].engine->finish(status); });
   }
 
   /// Σ_r of the ranges' last certificates (their sum certifies the whole, see the file comment).
@@ -118,9 +117,9 @@ class ScdClassRanges
 
  private:
   using Base::epoch_;
+  using Base::every_;
   using Base::open_;
   using Base::ranges_;
-  using Base::team_;
 
   /// The seed of a range's draws: the solve's seed mixed with the range's first class
   /// (SplitMix64's finaliser), so that ranges draw independent streams and a seed and a range
