@@ -996,6 +996,28 @@ TEST_CASE("sdm: the model is W(alpha) summed afresh, without the updates' roundi
   CHECK(residue <= r.model.nnz() / 100);
 }
 
+TEST_CASE("sdm: more than 65535 classes take the four-byte class lists", "[sdm]") {
+  // The class lists hold two bytes an entry while K ≤ 65535; here K = 70000 (most classes
+  // without a sample), so the solve runs on the ClassIndex lists.
+  const auto data = generate<double>(24, 16, 70000, 4, 1, 5);
+  const double mu = 1.0 / 24;
+  const auto r = Sdm({}, {.mu = mu}, {.tol = 1e-9}).fit(data.problem<Eigen::RowMajor>());
+  INFO("status " << to_string(r.info.status) << " epochs " << r.info.epochs << " relative gap " << r.info.relative_gap);
+  REQUIRE(r.info.status == Status::converged);
+  REQUIRE(r.model.n_classes() == 70000);
+  const double F = instance(data, 0.0, mu).primal(r.model.dense());
+  CHECK(std::abs(F - r.info.objective) <= 1e-10 * F);
+  // FCBCFW's certificate closes slowly at this K (2.9e-3 after 1000 epochs), so its pair only
+  // brackets: D_fcbcfw ≤ F* ≤ F_sdm ≤ F_fcbcfw and D_sdm ≤ F_fcbcfw.
+  const auto other =
+      FCBCFW<CrammerSinger, NoPenalty>({}, {.mu = mu}, {.max_epochs = 200}).fit(data.problem<Eigen::RowMajor>());
+  const double low = other.info.objective - other.info.duality_gap, high = other.info.objective;
+  INFO("fcbcfw F " << high << ", relative gap " << other.info.relative_gap);
+  CHECK(F >= low - 1e-12);
+  CHECK(F <= high + 1e-12);
+  CHECK(r.info.objective - r.info.duality_gap <= high + 1e-12);
+}
+
 TEST_CASE("sdm: what it refuses names the reason", "[sdm]") {
   const auto message = [](auto make) -> std::string {
     try {
