@@ -94,7 +94,8 @@ concept SequentialDualAccepts =
 ///      A_i = ‖x_i‖², B = G − A_i α_i, solved exactly (Crammer & Singer 2001, Fig. 3);
 ///   4. W ← W + x_i Δα_iᵀ on the classes that moved.
 ///
-/// `converged` means the relative duality gap of (1) is ≤ tol, exact since W = W(α):
+/// `converged` means the relative duality gap of (1) is ≤ tol, exact since the certificate first
+/// sums W = W(α) afresh:
 /// D(α) = μ (Σ_i α_{i,y_i} − ½‖W‖²) is the dual of (1) at a_i = −α_i/C_i.
 ///
 /// Implementation notes: docs/sdm.md.
