@@ -188,8 +188,8 @@ class SequentialDual
           alpha_(ClassMatrix<Scalar>::Zero(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(K_))),
           classes_(n_ * K_), active_classes_(n_, static_cast<Slot>(K_)), label_(n_), cost_(n_),
           norm_sq_(n_), G_(K_), B_(K_), sorted_(K_), moved_class_(K_), moved_by_(K_),
-          scores_(K_), team_(resolve_threads(options.threads)),
-          thread_scores_(static_cast<std::size_t>(team_), ClassVector<Scalar>(static_cast<Eigen::Index>(K_))) {
+          team_(resolve_threads(options.threads)),
+          scores_(static_cast<std::size_t>(team_), ClassVector<Scalar>(static_cast<Eigen::Index>(K_))) {
       const double inv_n_mu = 1.0 / (static_cast<double>(n_) * mu_);
       for (std::size_t i = 0; i < n_; ++i) {
         std::iota(classes_.begin() + static_cast<std::ptrdiff_t>(i * K_),
@@ -282,7 +282,7 @@ class SequentialDual
       const int team = detail::team_for_work(team_, static_cast<double>(problem_.X.nnz()) * static_cast<double>(K_));
       const auto [loss_sum, alpha_label] = detail::chunk_sums<2>(team, n_, [&](std::size_t i) {
         const auto index = static_cast<Index>(i);
-        ClassVector<Scalar>& scores = thread_scores_[static_cast<std::size_t>(detail::thread_index())];
+        ClassVector<Scalar>& scores = scores_[static_cast<std::size_t>(detail::thread_index())];
         scores.setZero();
         for (auto [j, x] : problem_.X.outer(index)) scores += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
         const Scalar c = problem_.weight(index);
@@ -368,10 +368,11 @@ class SequentialDual
     GradientRange gradient(const Block& b) {
       epoch_work_ += static_cast<double>(b.x.size()) * static_cast<double>(b.active);
       if (2 * static_cast<std::size_t>(b.active) > K_) {
-        scores_.setZero();
-        for (auto [j, x] : b.x) scores_ += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
+        ClassVector<Scalar>& scores = scores_.front();
+        scores.setZero();
+        for (auto [j, x] : b.x) scores += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
         for (ClassIndex m = 0; m < b.active; ++m)
-          G_[m] = scores_[b.classes[m]] + (b.classes[m] == b.label ? Scalar(0) : Scalar(1));
+          G_[m] = scores[b.classes[m]] + (b.classes[m] == b.label ? Scalar(0) : Scalar(1));
       } else {
         for (ClassIndex m = 0; m < b.active; ++m) G_[m] = b.classes[m] == b.label ? Scalar(0) : Scalar(1);
         for (auto [j, x] : b.x) {
@@ -501,9 +502,10 @@ class SequentialDual
     std::vector<Scalar> G_, B_, sorted_;
     std::vector<ClassIndex> moved_class_;
     std::vector<Scalar> moved_by_;
-    ClassVector<Scalar> scores_;
-    int team_;                                        ///< threads of the certificate's pass
-    std::vector<ClassVector<Scalar>> thread_scores_;  ///< its scores buffer per thread
+    int team_;  ///< threads of the certificate's pass
+    /// One scores buffer per thread: the certificate's pass, and the epochs' whole-row gradient
+    /// (the first).
+    std::vector<ClassVector<Scalar>> scores_;
     std::pair<std::int64_t, DualityGap> last_gap_{-1, {}};  ///< (epoch, gap) of the last evaluation
     GapCost gap_spent_;
     std::int64_t epochs_ = 0;
