@@ -352,6 +352,31 @@ TEST_CASE("SequentialDual's certificate gives the same bits at 1, 2 and 3 thread
   }
 }
 
+TEST_CASE("FCBCFW's certificate gives the same bits at 1, 2 and 3 threads", "[parallel][fcbcfw]") {
+  // The primal pass of the gap runs over fixed chunks of samples, each thread with its own score
+  // buffer; the epochs are sequential. 6 000 samples: five chunks, and enough work for three
+  // threads. Both layouts of V (dense with the exact search, hashed with the bi-stochastic one).
+  RandomProblem<double, std::int32_t, Eigen::RowMajor> rp(6000, 60, 8, 0.2, 43, /*weighted=*/true);
+  REQUIRE(sparsemc::detail::team_for_work(3, static_cast<double>(rp.problem().X.nnz())) == 3);
+  for (const FCBCFWSearch search : {FCBCFWSearch::exact, FCBCFWSearch::bi_stochastic}) {
+    const auto fit = [&](int threads) {
+      return FCBCFW<CrammerSinger, L1>({}, {.lambda = 1e-4, .mu = 1e-3},
+                                       {.tol = 1e-6, .search = search, .threads = threads})
+          .fit(rp.problem());
+    };
+    const Result<double> one = fit(1);
+    REQUIRE(one.info.status == Status::converged);
+    for (const int threads : {2, 3}) {
+      const Result<double> many = fit(threads);
+      CHECK(many.info.epochs == one.info.epochs);
+      CHECK(many.info.objective == one.info.objective);
+      CHECK(many.info.relative_gap == one.info.relative_gap);
+      CHECK(many.info.gap_evaluations == one.info.gap_evaluations);
+      CHECK((many.model.dense().array() == one.model.dense().array()).all());
+    }
+  }
+}
+
 TEST_CASE("prediction over the samples is the same at any thread count", "[parallel][model]") {
   // Enough samples for every thread (detail::team_for_work): 3 000 × 10 entries × 5 classes.
   RandomProblem<double, std::int32_t, Eigen::RowMajor> rp(3000, 50, 5, 0.2, 4);

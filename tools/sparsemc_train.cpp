@@ -441,7 +441,10 @@ int main(int argc, char** argv) {
       "sparsemc-train"};
   app.get_formatter()->column_width(34);
   const FitOptions shared = add_fit_options(
-      app, args, "reading the data, the one-vs-rest losses with an l1 or no penalty (bcd), fbpd, fista, gls and prediction");
+      app, args,
+      "reading the data, bcd (by classes for the one-vs-rest losses with an l1 or no penalty; bcd-cst's "
+      "rounds), scd (by classes, one-vs-rest), fbpd, fista, gls, the certificates of sdm and fcbcfw, and "
+      "prediction");
   app.add_option_function<std::int64_t>(
          "--block-size", [&](std::int64_t v) { args.fit.block_size = v; },
          wrap("stagewise: features per stage, P, an integer >= 1 (default 512, or D of --features rff:D when "

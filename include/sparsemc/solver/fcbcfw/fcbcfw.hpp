@@ -134,6 +134,10 @@ struct FCBCFWOptions {
   /// Layout of V and W: sparse rows (the paper's), dense d×K arrays, or by size (see
   /// FCBCFWStorage); dense needs the exact search.
   FCBCFWStorage storage = FCBCFWStorage::automatic;
+  /// Threads of the certificate's pass over the samples (0 = every core, see core/parallel.hpp);
+  /// the epochs are sequential, as Algorithm 1 is. The pass sums over fixed chunks of samples,
+  /// so every thread count gives the same iterates and the same certificates, bit for bit.
+  int threads = 0;
 
   /// Throws std::invalid_argument naming the first bad field.
   void validate() const {
@@ -145,6 +149,7 @@ struct FCBCFWOptions {
     detail::require_nonnegative("gap_every", gap_every);
     if (active_sweeps < -1) detail::fail_option("active_sweeps", ">= -1 (-1: automatic)", active_sweeps);
     if (labels_per_search < 1) detail::fail_option("labels_per_search", ">= 1", labels_per_search);
+    detail::require_nonnegative("threads", threads);
     if (storage == FCBCFWStorage::dense && search == FCBCFWSearch::bi_stochastic)
       detail::fail_option("storage", "hashed or automatic with the bi-stochastic search", "dense");
   }
@@ -306,6 +311,7 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
     s.adapt_labels = options_.adapt_labels;
     s.active_sweeps = options_.active_sweeps;
     s.arc_search = options_.arc_search;
+    s.team = resolve_threads(options_.threads);
     if (options_.storage == FCBCFWStorage::dense && s.bi_stochastic)
       detail::fail_option("storage", "hashed or automatic when the search resolves to bi-stochastic (K >= 1000)", "dense");
     const double pairs = static_cast<double>(problem.n_features()) * K;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
+#include "../../../core/parallel.hpp"
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/stopwatch.hpp"
@@ -28,6 +29,7 @@
 #include "../../../prox/bi_simplex.hpp"
 #include "../../../prox/simplex.hpp"
 #include "../../duality_gap.hpp"
+#include "../../objective.hpp"
 #include "feature_rows.hpp"
 #include "scores.hpp"
 
@@ -52,6 +54,7 @@ struct Settings {
   int active_sweeps = 0;        ///< at most this many sweeps over the active sets per epoch; −1 = automatic
   bool dense_rows = false;      ///< V and W as D×K arrays (exact search only; see feature_rows.hpp)
   bool arc_search = true;       ///< step 4 of the sweeps along the projection arc when λ > 0 (step_along_arc)
+  int team = 1;                 ///< threads of the certificate's pass over the samples (primal)
 };
 
 /// One dual variable α_ik of a sample's active set 𝒜_i.
@@ -101,6 +104,8 @@ class Engine {
     rows_.reset(static_cast<std::size_t>(X_.cols()), K, s_.bi_stochastic ? s_.n_parts : 1, tau_, rng_,
                 s_.dense_rows ? FeatureRows<Scalar>::Layout::dense : FeatureRows<Scalar>::Layout::hashed);
     scores_.reset(K, rows_);
+    pass_scores_.resize(static_cast<std::size_t>(std::max(1, s_.team)));
+    for (ScoreBuffer& buffer : pass_scores_) buffer.reset(K, rows_);
     bound_.resize(n);
     curvature_.resize(n);
     active_.resize(n);
@@ -356,7 +361,6 @@ class Engine {
     double dual = 0.0;
     certificate_ = gap_spent_.timed([&] {
       p = primal();
-      checks_.check_work = scores_.take_scanned();
       checks_.work = 0;
       checks_.last = epoch;
       dual = current_dual();
@@ -714,21 +718,28 @@ class Engine {
     epoch_work_ += needed;
   }
 
-  /// The exact primal parts at the current W: every sample's scores from the sparse rows.
+  /// The exact primal parts at the current W: every sample's scores from the sparse rows, the
+  /// samples in fixed chunks on the team (each thread with its own score buffer), so the sum
+  /// has the same bits at every thread count.
   PrimalParts primal() {
     PrimalParts p;
     const auto n = static_cast<std::size_t>(X_.rows());
-    double loss = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (bound_[i] == 0.0) continue;
+    // The last pass's entries read (nnz(X) before the first) size the team.
+    const double work = std::max(static_cast<double>(checks_.check_work), static_cast<double>(X_.nnz()));
+    const int team = detail::team_for_work(s_.team, work);
+    const double loss = detail::sample_sum(team, n, [&](std::size_t i) {
+      if (bound_[i] == 0.0) return 0.0;
+      ScoreBuffer& scores = pass_scores_[static_cast<std::size_t>(detail::thread_index())];
       const auto positives = y_[i];
-      scores_.begin(positives, rows_);
-      scores_.accumulate(X_.outer(static_cast<Index>(i)), rows_, ScoreBuffer::npos);
+      scores.begin(positives, rows_);
+      scores.accumulate(X_.outer(static_cast<Index>(i)), rows_, ScoreBuffer::npos);
       double lowest = std::numeric_limits<double>::infinity();
-      for (ClassIndex k : positives) lowest = std::min(lowest, scores_.score(k));
-      const double violation = 1.0 + scores_.max_negative() - lowest;
-      if (violation > 0.0) loss += bound_[i] * violation;
-    }
+      for (ClassIndex k : positives) lowest = std::min(lowest, scores.score(k));
+      const double violation = 1.0 + scores.max_negative() - lowest;
+      return violation > 0.0 ? bound_[i] * violation : 0.0;
+    });
+    checks_.check_work = 0;
+    for (ScoreBuffer& buffer : pass_scores_) checks_.check_work += buffer.take_scanned();
     p.loss = loss * s_.mu;  // Σ C_i ℓ_i · μ = (1/n) Σ c_i ℓ_i
     std::int64_t last = -1;
     rows_.for_each_list([&](std::size_t j, std::span<const WeightEntry<Scalar>> list) {
@@ -805,7 +816,8 @@ class Engine {
   GapChecks checks_;        ///< the gap evaluations of run()
   GapCost gap_spent_;       ///< their number and time
   FeatureRows<Scalar> rows_;
-  ScoreBuffer scores_;
+  ScoreBuffer scores_;                   ///< the searches' scores
+  std::vector<ScoreBuffer> pass_scores_;  ///< the certificate's, one per thread of the team
   std::vector<double> bound_;       ///< C_i = c_i/(μn), 0 for a sample without a pair
   std::vector<double> curvature_;   ///< Q_i = ‖x_i‖²
   std::vector<std::vector<ActiveEntry>> active_;  ///< 𝒜_i: positives first, then negatives
