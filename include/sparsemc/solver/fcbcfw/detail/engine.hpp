@@ -361,6 +361,8 @@ class Engine {
     double dual = 0.0;
     certificate_ = gap_spent_.timed([&] {
       p = primal();
+      checks_.check_work = 0;
+      for (ScoreBuffer& buffer : pass_scores_) checks_.check_work += buffer.take_scanned();
       checks_.work = 0;
       checks_.last = epoch;
       dual = current_dual();
@@ -738,8 +740,6 @@ class Engine {
       const double violation = 1.0 + scores.max_negative() - lowest;
       return violation > 0.0 ? bound_[i] * violation : 0.0;
     });
-    checks_.check_work = 0;
-    for (ScoreBuffer& buffer : pass_scores_) checks_.check_work += buffer.take_scanned();
     p.loss = loss * s_.mu;  // Σ C_i ℓ_i · μ = (1/n) Σ c_i ℓ_i
     std::int64_t last = -1;
     rows_.for_each_list([&](std::size_t j, std::span<const WeightEntry<Scalar>> list) {
