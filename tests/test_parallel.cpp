@@ -64,6 +64,23 @@ void check_thread_counts(Solver make_solver, const Problem& problem, double tol)
   }
 }
 
+/// The certified fits `fit(threads)` at 2 and 3 threads repeat the one-thread fit bit for bit:
+/// its epochs, gap evaluations, F, gap and model.
+template <class Fit>
+void check_same_bits(Fit fit) {
+  const Result<double> one = fit(1);
+  REQUIRE(one.info.status == Status::converged);
+  for (const int threads : {2, 3}) {
+    INFO("threads " << threads);
+    const Result<double> many = fit(threads);
+    CHECK(many.info.epochs == one.info.epochs);
+    CHECK(many.info.gap_evaluations == one.info.gap_evaluations);
+    CHECK(many.info.objective == one.info.objective);
+    CHECK(many.info.relative_gap == one.info.relative_gap);
+    CHECK((many.model.dense().array() == one.model.dense().array()).all());
+  }
+}
+
 /// A byte source that hands out at most `chunk` bytes a read, as a pipe does, so that
 /// read_blocks goes through many blocks and carried lines.
 struct TrickleSource {
@@ -341,15 +358,7 @@ TEST_CASE("SequentialDual's certificate gives the same bits at 1, 2 and 3 thread
     return SequentialDual<CrammerSinger, NoPenalty>({}, {.mu = 1e-3}, {.tol = 1e-6, .threads = threads})
         .fit(rp.problem());
   };
-  const Result<double> one = fit(1);
-  REQUIRE(one.info.status == Status::converged);
-  for (const int threads : {2, 3}) {
-    const Result<double> many = fit(threads);
-    CHECK(many.info.epochs == one.info.epochs);
-    CHECK(many.info.objective == one.info.objective);
-    CHECK(many.info.relative_gap == one.info.relative_gap);
-    CHECK((many.model.dense().array() == one.model.dense().array()).all());
-  }
+  check_same_bits(fit);
 }
 
 TEST_CASE("FCBCFW's certificate gives the same bits at 1, 2 and 3 threads", "[parallel][fcbcfw]") {
@@ -364,16 +373,7 @@ TEST_CASE("FCBCFW's certificate gives the same bits at 1, 2 and 3 threads", "[pa
                                        {.tol = 1e-6, .search = search, .threads = threads})
           .fit(rp.problem());
     };
-    const Result<double> one = fit(1);
-    REQUIRE(one.info.status == Status::converged);
-    for (const int threads : {2, 3}) {
-      const Result<double> many = fit(threads);
-      CHECK(many.info.epochs == one.info.epochs);
-      CHECK(many.info.objective == one.info.objective);
-      CHECK(many.info.relative_gap == one.info.relative_gap);
-      CHECK(many.info.gap_evaluations == one.info.gap_evaluations);
-      CHECK((many.model.dense().array() == one.model.dense().array()).all());
-    }
+    check_same_bits(fit);
   }
 }
 
