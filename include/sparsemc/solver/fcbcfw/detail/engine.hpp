@@ -103,9 +103,8 @@ class Engine {
     labels_per_search_ = static_cast<std::size_t>(std::max(1, s_.labels_per_search));
     rows_.reset(static_cast<std::size_t>(X_.cols()), K, s_.bi_stochastic ? s_.n_parts : 1, tau_, rng_,
                 s_.dense_rows ? FeatureRows<Scalar>::Layout::dense : FeatureRows<Scalar>::Layout::hashed);
-    scores_.reset(K, rows_);
-    pass_scores_.resize(static_cast<std::size_t>(std::max(1, s_.team)));
-    for (ScoreBuffer& buffer : pass_scores_) buffer.reset(K, rows_);
+    scores_.resize(static_cast<std::size_t>(std::max(1, s_.team)));
+    for (ScoreBuffer& buffer : scores_) buffer.reset(K, rows_);
     bound_.resize(n);
     curvature_.resize(n);
     active_.resize(n);
@@ -362,7 +361,7 @@ class Engine {
     certificate_ = gap_spent_.timed([&] {
       p = primal();
       checks_.check_work = 0;
-      for (ScoreBuffer& buffer : pass_scores_) checks_.check_work += buffer.take_scanned();
+      for (ScoreBuffer& buffer : scores_) checks_.check_work += buffer.take_scanned();
       checks_.work = 0;
       checks_.last = epoch;
       dual = current_dual();
@@ -453,16 +452,17 @@ class Engine {
   /// Steps 2–3: the most violating negative label(s) — over all K classes (20), or over one
   /// of the ν class partitions (24) from importance-sampled features (25) — join 𝒜_i.
   void search_labels(const Block& b, bool exact) {
-    scores_.begin(b.positives, rows_);
+    ScoreBuffer& scores = scores_.front();
+    scores.begin(b.positives, rows_);
     if (exact) {
-      scores_.accumulate(b.row, rows_, ScoreBuffer::npos);
-      scores_.top_negatives(rows_, ScoreBuffer::npos, labels_per_search_, rng_, found_);
+      scores.accumulate(b.row, rows_, ScoreBuffer::npos);
+      scores.top_negatives(rows_, ScoreBuffer::npos, labels_per_search_, rng_, found_);
     } else {
       const auto part = static_cast<std::size_t>(uniform_index(rng_, rows_.n_parts()));
       accumulate_sampled(b.row, part);
-      scores_.top_negatives(rows_, part, labels_per_search_, rng_, found_);
+      scores.top_negatives(rows_, part, labels_per_search_, rng_, found_);
     }
-    search_work_ += scores_.take_scanned();
+    search_work_ += scores.take_scanned();
     for (const ClassIndex k : found_)
       if (std::none_of(b.active.begin(), b.active.end(), [&](const ActiveEntry& e) { return e.cls == k; }))
         b.active.push_back({k, 0.0});
@@ -476,7 +476,7 @@ class Engine {
     double sum = 0.0;
     for (std::size_t p = 0; p < row.size(); ++p) cumulative_[p] = sum += std::abs(static_cast<double>(row.values[p]));
     const auto draws = static_cast<std::size_t>(std::ceil(static_cast<double>(row.size()) / s_.speedup));
-    if (sum > 0.0) scores_.accumulate_sampled(row, cumulative_, draws, rows_, part, rng_);
+    if (sum > 0.0) scores_.front().accumulate_sampled(row, cumulative_, draws, rows_, part, rng_);
   }
 
   /// The block gradient (17) on 𝒜_i into score_: ∇_k = z_k + [k ∉ P_i], z_k = ⟨w_k, x_i⟩
@@ -490,7 +490,7 @@ class Engine {
     const std::size_t m = A.size(), nnz = row.size();
     if (exact_scores) {
       score_.resize(m);
-      for (std::size_t r = 0; r < m; ++r) score_[r] = scores_.score(A[r].cls);
+      for (std::size_t r = 0; r < m; ++r) score_[r] = scores_.front().score(A[r].cls);
       return;
     }
     if (arc) values_.resize(m * nnz);
@@ -731,7 +731,7 @@ class Engine {
     const int team = detail::team_for_work(s_.team, work);
     const double loss = detail::sample_sum(team, n, [&](std::size_t i) {
       if (bound_[i] == 0.0) return 0.0;
-      ScoreBuffer& scores = pass_scores_[static_cast<std::size_t>(detail::thread_index())];
+      ScoreBuffer& scores = scores_[static_cast<std::size_t>(detail::thread_index())];
       const auto positives = y_[i];
       scores.begin(positives, rows_);
       scores.accumulate(X_.outer(static_cast<Index>(i)), rows_, ScoreBuffer::npos);
@@ -816,8 +816,9 @@ class Engine {
   GapChecks checks_;        ///< the gap evaluations of run()
   GapCost gap_spent_;       ///< their number and time
   FeatureRows<Scalar> rows_;
-  ScoreBuffer scores_;                   ///< the searches' scores
-  std::vector<ScoreBuffer> pass_scores_;  ///< the certificate's, one per thread of the team
+  /// One score buffer per thread of the team: the certificate's pass, and the searches (the
+  /// first; each search takes its own count of entries read before the next pass).
+  std::vector<ScoreBuffer> scores_;
   std::vector<double> bound_;       ///< C_i = c_i/(μn), 0 for a sample without a pair
   std::vector<double> curvature_;   ///< Q_i = ‖x_i‖²
   std::vector<std::vector<ActiveEntry>> active_;  ///< 𝒜_i: positives first, then negatives
