@@ -13,7 +13,7 @@
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/loss/losses.hpp>
 #include <sparsemc/penalty/penalties.hpp>
-#include <sparsemc/solver/certificate_schedule.hpp>
+#include <sparsemc/solver/gap_schedule.hpp>
 #include <sparsemc/solver/duality_gap.hpp>
 #include <sparsemc/solver/fista/prox_gradient.hpp>
 #include <sparsemc/solver/objective.hpp>
@@ -256,9 +256,9 @@ TEST_CASE("duality gap: a violating rare row shrinks only its samples (G3)", "[g
 }
 
 TEST_CASE("gap schedule: cheap trigger, tightening by the gap's ratio, doubling fallback", "[gap]") {
-  GapSchedule schedule(1e-3);
-  CHECK_FALSE(schedule.due(GapSchedule::first_interval - 1, 1.0));
-  CHECK(schedule.due(GapSchedule::first_interval - 1, 1e-3));  // the cheap measure reached tol
+  detail::GapSchedule schedule(1e-3);
+  CHECK_FALSE(schedule.due(detail::GapSchedule::first_interval - 1, 1.0));
+  CHECK(schedule.due(detail::GapSchedule::first_interval - 1, 1e-3));  // the cheap measure reached tol
   CHECK(schedule.due(4, 1.0));  // the first fallback
   schedule.evaluated(4, 1.0, /*relative_gap=*/0.5);
   CHECK(schedule.trigger() == 1e-3);  // evaluated above the trigger: the trigger stays
@@ -281,7 +281,7 @@ TEST_CASE("gap schedule: cheap trigger, tightening by the gap's ratio, doubling 
 
 TEST_CASE("certificate schedule: trigger, spacing, fixed fallback", "[gap]") {
   constexpr double tol = 1e-3;
-  detail::CertificateSchedule schedule(1e-3, /*gap_cost=*/10.0);
+  detail::WorkGapSchedule schedule(1e-3, /*gap_cost=*/10.0);
   schedule.add_work(50.0);
   CHECK_FALSE(schedule.due(1.0));  // measure above the trigger, under 8 evaluations of work
   schedule.add_work(30.0);
@@ -310,7 +310,7 @@ TEST_CASE("certificate schedule: trigger, spacing, fixed fallback", "[gap]") {
 
 TEST_CASE("certificate schedule: the gap's trend predicts the next evaluation", "[gap]") {
   constexpr double tol = 1e-3;
-  detail::CertificateSchedule schedule(1e-6, /*gap_cost=*/20.0);  // spacing 10, fallback 160
+  detail::WorkGapSchedule schedule(1e-6, /*gap_cost=*/20.0);  // spacing 10, fallback 160
   schedule.add_work(160.0);
   REQUIRE(schedule.due(1.0));
   schedule.evaluated(1.0, /*relative_gap=*/8e-3, tol);  // one refused gap: no trend yet

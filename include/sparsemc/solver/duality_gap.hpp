@@ -245,7 +245,6 @@ void correct_for_intercept(const Prob& problem, ClassMatrix<ProblemScalar<Prob>>
   }
 }
 
-
 /// G = XᵀD̃ with D̃_i = (c_i/n) a_i into work.G (and D̃ into work.weighted).
 template <TrainingProblem Prob, class Sums = LocalSums>
 void dual_gradient(const Prob& problem, const ClassMatrix<ProblemScalar<Prob>>& A,
@@ -472,51 +471,5 @@ DualityGap duality_gap(const Loss& loss, const Penalty& penalty, const Prob& pro
   return duality_gap_at_scores(loss, penalty, problem, work.S, penalty_value(penalty, model), model.has_intercept(),
                                work);
 }
-
-/// When a solver whose epochs cost about the same evaluates the gap: whenever its own cheap
-/// measure (on its own scale) falls to the trigger, and otherwise after a number of epochs
-/// (first_interval, then doubling with every evaluation: a misleading measure delays the
-/// certificate by a bounded factor, while the gap costs O(log epochs) evaluations in a long
-/// run). The trigger starts at tol. A gap g that refuses where the measure m had met the trigger
-/// sets it to m·√(tol/g), at most a quarter of m: halfway, on a log scale, to where the ratio of
-/// the gap to the measure would put a certificate. The ratio drifts along a solve (FISTA on dna,
-/// logistic, λ = 1e-4: from 450 to 3800 and back to 1100), so taking it at its word overshoots
-/// when it falls, while a fixed quarter (the rule before) spent an evaluation at every halving
-/// of the measure: 16 evaluations in 183 iterations of a dna solve, 16 % of its time.
-/// Deterministic: only epoch counts and measures, never the clock, decide. (BlockCD and
-/// SequentialDual, whose epochs vary in cost, count work: detail::CertificateSchedule.)
-class GapSchedule {
- public:
-  explicit GapSchedule(double tol) noexcept : tol_(tol), trigger_(tol) {}
-
-  /// Whether the gap is due at the end of `epoch`, given the cheap measure of that epoch.
-  [[nodiscard]] bool due(std::int64_t epoch, double cheap_measure) const noexcept {
-    return cheap_measure <= trigger_ || epoch >= next_epoch_;
-  }
-
-  /// Records an evaluation at `epoch` whose relative gap was `relative_gap` (certified when ≤ tol).
-  void evaluated(std::int64_t epoch, double cheap_measure, double relative_gap) noexcept {
-    if (relative_gap > tol_ && cheap_measure <= trigger_)
-      trigger_ = std::min(max_tighten, std::sqrt(tol_ / relative_gap)) * cheap_measure;
-    interval_ *= 2;
-    next_epoch_ = epoch + interval_;
-  }
-
-  /// The cheap measure's level that makes the gap due now.
-  [[nodiscard]] double trigger() const noexcept { return trigger_; }
-
-  /// The trigger after a refused certificate is at most this fraction of the measure that met it.
-  static constexpr double max_tighten = 0.25;
-  /// The epoch of the first evaluation whatever the measure (the interval then doubles). Not the
-  /// first epoch: on small problems one gap costs about two iterations, and a solve ends within
-  /// a few epochs only when its measure reaches the trigger.
-  static constexpr std::int64_t first_interval = 4;
-
- private:
-  double tol_;
-  double trigger_;
-  std::int64_t interval_ = first_interval;
-  std::int64_t next_epoch_ = first_interval;
-};
 
 }  // namespace sparsemc

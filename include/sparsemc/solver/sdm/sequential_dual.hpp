@@ -34,8 +34,8 @@
 #include "../../penalty/l1.hpp"
 #include "../../penalty/none.hpp"
 #include "../../model/linear_model.hpp"
-#include "../certificate_schedule.hpp"
 #include "../duality_gap.hpp"
+#include "../gap_schedule.hpp"
 #include "../solver_base.hpp"
 
 namespace sparsemc {
@@ -54,7 +54,7 @@ struct SequentialDualOptions {
   std::uint64_t seed = 0;
   /// The first level of the dual violation max_i (max_m G_im − min_m G_im) that asks for the
   /// certificate at a full pass (LIBLINEAR's `-e`, default 0.1); it is tightened each time the
-  /// gap refuses to certify (solver/certificate_schedule.hpp).
+  /// gap refuses to certify (solver/gap_schedule.hpp).
   double first_trigger = 0.1;
   /// Threads of the certificate's pass over the samples (0 = every core, see core/parallel.hpp);
   /// the epochs are sequential, as the method is. The gap's sums are taken over fixed chunks of
@@ -220,7 +220,7 @@ class SequentialDual
       // One evaluation costs the scores of every sample over every class, nnz(X)·K; an epoch's
       // work is Σ_i nnz(x_i)·(active classes of i), so evaluations stay a bounded share.
       const double gap_cost = static_cast<double>(problem_.X.nnz()) * static_cast<double>(K_);
-      detail::CertificateSchedule schedule(options_.first_trigger, gap_cost);
+      detail::WorkGapSchedule schedule(options_.first_trigger, gap_cost);
       SolverInfo info;
       info.measure_name = "dual_violation";
       notify_begin(callbacks...);

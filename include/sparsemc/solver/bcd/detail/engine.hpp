@@ -38,8 +38,8 @@
 #include "../../../penalty/concepts.hpp"
 #include "../../../penalty/l1l2.hpp"
 #include "../../../prox/group_soft_threshold.hpp"
-#include "../../certificate_schedule.hpp"
 #include "../../duality_gap.hpp"
+#include "../../gap_schedule.hpp"
 #include "../../solver_base.hpp"
 #include "../options.hpp"
 #include "parallel_step.hpp"
@@ -194,7 +194,7 @@ class BcdEngine {
     double trigger = std::max(options_.tol * reference, noise_floor_) / scale_;
     if (gap_per_measure_ > 0.0)
       trigger = std::max(std::min(trigger, options_.tol / gap_per_measure_), noise_floor_ / scale_);
-    schedule_ = CertificateSchedule(trigger, gap_cost_);
+    schedule_ = WorkGapSchedule(trigger, gap_cost_);
     if constexpr (entry_shrinking) std::fill(listed_.begin(), listed_.end(), char{1});
     epoch_ = 0;
     gap_spent_ = {};
@@ -1210,7 +1210,7 @@ class BcdEngine {
   // The current λ and its solve.
   double lambda_ = 0.0;
   double scale_ = 1.0;  // v_0 (1 when under the noise floor)
-  CertificateSchedule schedule_{0.0, 0.0};
+  WorkGapSchedule schedule_{0.0, 0.0};
   std::int64_t epoch_ = 0;
   double F_ = 0.0;
   double penalty_part_ = 0.0;  // Σ_j P(W_j) at the last update_objective()

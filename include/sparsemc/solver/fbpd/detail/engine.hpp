@@ -43,6 +43,7 @@
 #include "../../../prox/epigraph_max.hpp"
 #include "../../../prox/simplex.hpp"
 #include "../../duality_gap.hpp"
+#include "../../gap_schedule.hpp"
 #include "../../objective.hpp"
 #include "../../sample_sums.hpp"
 #include "../../solver_base.hpp"

@@ -28,6 +28,7 @@
 #include "../../../data/problem.hpp"
 #include "../../../model/linear_model.hpp"
 #include "../../duality_gap.hpp"
+#include "../../gap_schedule.hpp"
 #include "../../objective.hpp"
 #include "../../solver_base.hpp"
 #include "../options.hpp"

@@ -32,6 +32,7 @@
 #include "../../../loss/concepts.hpp"
 #include "../../../penalty/none.hpp"
 #include "../../duality_gap.hpp"
+#include "../../gap_schedule.hpp"
 #include "../../objective.hpp"
 #include "../../sample_sums.hpp"
 

@@ -31,6 +31,7 @@
 #include "../../../loss/kernels/coordinate_kernel.hpp"
 #include "../../../model/linear_model.hpp"
 #include "../../duality_gap.hpp"
+#include "../../gap_schedule.hpp"
 #include "../../objective.hpp"
 #include "../../solver_base.hpp"
 #include "../options.hpp"
