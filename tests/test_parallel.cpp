@@ -105,6 +105,22 @@ std::string parse_error_of(std::string_view text, io::LibsvmOptions options) {
   return "";
 }
 
+/// What reading `text` from a file named in.svm throws ("" when it does not): the reader of a
+/// file of known size, which frees the text of its last block once that block's pieces parsed.
+std::string read_error_of(std::string_view text, io::LibsvmOptions options) {
+  const auto dir = std::filesystem::temp_directory_path() / "sparsemc_test_parallel_errors";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "in.svm", std::ios::binary) << text;
+  std::string error;
+  try {
+    (void)io::read_libsvm_plain<double>(dir / "in.svm", options);
+  } catch (const io::ParseError& e) {
+    error = e.what();
+  }
+  std::filesystem::remove_all(dir);
+  return error;
+}
+
 }  // namespace
 
 TEST_CASE("parallel_tasks runs every task once and carries an exception back", "[parallel]") {
@@ -469,6 +485,9 @@ TEST_CASE("the LIBSVM reader reports an error at the serial position at any thre
       const std::string error = parse_error_of(c.text, options);
       INFO("got " << error);
       CHECK(error.starts_with(c.expected));
+      const std::string file_error = read_error_of(c.text, options);
+      INFO("from the file: " << file_error);
+      CHECK(file_error.find(c.expected) != std::string::npos);
     }
   }
 }

@@ -238,12 +238,24 @@ class LibsvmParser {
     max_column_ = -1;
   }
 
+  /// Forgets every line parsed and frees the arrays (a piece parser whose piece has been
+  /// appended and whose input has ended).
+  void free_arrays() {
+    restart();
+    decltype(entries_)().swap(entries_);
+    capacity_ = 0;
+    row_ptr_.shrink_to_fit();
+    label_ptr_.shrink_to_fit();
+    labels_.shrink_to_fit();
+    unknown_.shrink_to_fit();
+  }
+
   /// Appends what `pieces` parsed, in order: the first piece's lines follow this parser's,
   /// each next piece's the previous one's. Line numbers (of the deferred missing-label
   /// error) move by the lines before the piece; the arrays are sized once and the pieces
-  /// copied into them on `team` threads. The caller has checked that the samples and
-  /// entries fit Index.
-  void append(std::span<const std::unique_ptr<LibsvmParser>> pieces, int team) {
+  /// copied into them on `team` threads, each piece's arrays freed once copied if
+  /// `consume`. The caller has checked that the samples and entries fit Index.
+  void append(std::span<const std::unique_ptr<LibsvmParser>> pieces, int team, bool consume = false) {
     std::int64_t nnz = nnz_;
     std::size_t rows = row_ptr_.size() - 1;
     std::size_t labels = labels_.size();
@@ -270,7 +282,10 @@ class LibsvmParser {
     label_ptr_.resize(rows + 1);
     labels_.resize(labels);
     sparsemc::detail::parallel_tasks(team, pieces.size(),
-                                     [&](std::size_t t) { copy_piece(*pieces[t], piece_offsets_[t]); });
+                                     [&](std::size_t t) {
+                                       copy_piece(*pieces[t], piece_offsets_[t]);
+                                       if (consume) pieces[t]->free_arrays();
+                                     });
     nnz_ = static_cast<Index>(nnz);
   }
 
@@ -707,17 +722,27 @@ class PieceParsers {
   [[nodiscard]] std::size_t round_bytes() const noexcept { return failed_.size() * piece_bytes; }
 
   /// Parses the complete lines in [begin, end) (`end[-1]` is '\n') into `main`, running
-  /// `beside()` (reading the next block, say) on a thread of the first round.
-  template <class Beside = void (*)()>
-  void parse(Parser& main, const char* begin, const char* end, Beside&& beside = [] {}) {
+  /// `beside()` (reading the next block, say) on a thread of the first round. Before the last
+  /// round's join, if all its pieces parsed, `release()` may free [begin, end) (no line of it
+  /// is read again) and returns whether the input ends there; if it does, each piece's arrays
+  /// are freed once copied into `main`. So the join of a file's last block holds X and what
+  /// is left of the pieces, not also the text and every piece.
+  template <class Beside = void (*)(), class Release = bool (*)()>
+  void parse(Parser& main, const char* begin, const char* end, Beside&& beside = [] {},
+             Release&& release = [] { return false; }) {
     const std::size_t round_bytes = this->round_bytes();
     for (bool first = true; first || begin < end; first = false) {
       const char* stop = end;
       if (static_cast<std::size_t>(end - begin) > round_bytes) stop = line_end(begin + round_bytes, end);
-      if (first)
-        parse_round(main, begin, stop, beside);
+      const auto no_release = [] { return false; };
+      if (first && stop == end)
+        parse_round(main, begin, stop, beside, release);
+      else if (first)
+        parse_round(main, begin, stop, beside, no_release);
+      else if (stop == end)
+        parse_round(main, begin, stop, [] {}, release);
       else
-        parse_round(main, begin, stop, [] {});
+        parse_round(main, begin, stop, [] {}, no_release);
       begin = stop;
     }
   }
@@ -729,8 +754,8 @@ class PieceParsers {
   }
 
   /// One round: `beside()` and the pieces as tasks of one parallel loop, then the join.
-  template <class Beside>
-  void parse_round(Parser& main, const char* begin, const char* end, Beside&& beside) {
+  template <class Beside, class Release>
+  void parse_round(Parser& main, const char* begin, const char* end, Beside&& beside, Release&& release) {
     const auto bytes = static_cast<std::size_t>(end - begin);
     const std::size_t count = std::min(bytes / min_piece_bytes, parsers_.size());
     if (count <= 1) {
@@ -768,7 +793,8 @@ class PieceParsers {
       entries += parsers_[good]->n_entries();
       if (rows > index_max || entries > index_max) break;
     }
-    main.append(std::span<const std::unique_ptr<Parser>>(parsers_).first(good), team_);
+    const bool input_ends = good == count && release();
+    main.append(std::span<const std::unique_ptr<Parser>>(parsers_).first(good), team_, input_ends);
     for (std::size_t t = good; t < count; ++t) main.parse(cuts_[t], cuts_[t + 1]);
   }
 
@@ -842,8 +868,14 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
       next.resize(grow ? std::min(2 * (buffer.size() - 1), block_size) + 1 : buffer.size());
     std::memcpy(next.data(), buffer.data() + used, carry);
     room = next.size() - 1 - carry;
-    pieces.parse(parser, buffer.data(), buffer.data() + used,
-                 [&] { got = source.read(next.data() + carry, room); });
+    // Once the pieces of the input's last block have parsed, its bytes are freed before the join.
+    pieces.parse(
+        parser, buffer.data(), buffer.data() + used, [&] { got = source.read(next.data() + carry, room); },
+        [&] {
+          if (!total || read_bytes + got < *total) return false;
+          std::vector<char>().swap(buffer);
+          return true;
+        });
     if (first_block && total) parser.reserve_for(*total, used);
     first_block = false;
     buffer.swap(next);
