@@ -839,24 +839,29 @@ TEST_CASE("regularization_path: a warm-started grid from lambda_max", "[bcd][pat
   CHECK(path.seconds() > 0);
 }
 
-/// A path with strong-rule screening (fit_path, Options::screening) against the same path
-/// without it and against cold solves at each λ: the same objective, and at every point every
-/// row meets the optimality conditions (the screened-out rows included).
+/// A path with strong-rule screening and extrapolated starts (fit_path, Options::screening and
+/// extrapolate_path) against the same path without either and against cold solves at each λ:
+/// the same objective, and at every point every row meets the optimality conditions (the
+/// screened-out rows included).
 template <class Loss, class Penalty, class Scalar, class Index>
 void check_screened_path(const CscProblem<Scalar, Index>& problem, bool intercept, std::int32_t N, double tol,
                          double agree) {
-  auto make = [=](bool screening) {
+  auto make = [=](bool screening, bool extrapolate = true) {
     return [=](double lambda) {
       Penalty penalty{};
       penalty.lambda = lambda;
       penalty.mu = 0;
-      return BlockCD<Loss, Penalty, TsengYun>(
-          {}, penalty, {.tol = tol, .max_epochs = 100000, .fit_intercept = intercept, .screening = screening});
+      return BlockCD<Loss, Penalty, TsengYun>({}, penalty,
+                                              {.tol = tol,
+                                               .max_epochs = 100000,
+                                               .fit_intercept = intercept,
+                                               .screening = screening,
+                                               .extrapolate_path = extrapolate});
     };
   };
   const PathOptions options{.n_lambdas = N, .ratio = 0.05};
   const auto screened = regularization_path(problem, make(true), options);
-  const auto plain = regularization_path(problem, make(false), options);
+  const auto plain = regularization_path(problem, make(false, false), options);
   REQUIRE(screened.points.size() == static_cast<std::size_t>(N));
   REQUIRE(plain.points.size() == static_cast<std::size_t>(N));
   const auto d = problem.n_features();

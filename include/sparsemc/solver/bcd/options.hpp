@@ -35,6 +35,12 @@ struct BlockCDOptions {
   /// then a full pass checks every row and any violator re-enters. Safe: convergence is only
   /// reported after a full pass and a certifying gap, as for an unscreened solve.
   bool screening = true;
+  /// On a path (`fit_path`), start λ_k (k ≥ 2) from the solutions extrapolated linearly in
+  /// ln λ, W_{k−1} + r (W_{k−1} − W_{k−2}) on W_{k−1}'s nonzero rows (b likewise),
+  /// r = ln(λ_k/λ_{k−1}) / ln(λ_{k−1}/λ_{k−2}) (1 on a log-uniform grid), when its F at λ_k
+  /// is below W_{k−1}'s; else from W_{k−1}. Keeps the nonzero rows of the last two solutions
+  /// (twice |supp W| × K numbers).
+  bool extrapolate_path = true;
   /// Threads (0 = every available core; core/parallel.hpp). Where (1) separates over the
   /// classes — a one-vs-rest loss (ClassSeparableLoss) with an entrywise penalty (L1, ridge) —
   /// the classes are cut into 2·`threads` ranges solved side by side (detail/class_ranges.hpp):

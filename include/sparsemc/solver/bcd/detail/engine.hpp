@@ -59,6 +59,33 @@ struct BcdColumns {
   double nnz = 0.0;
 };
 
+/// The nonzero rows of a W (d × K, row-major) and its b: a solution of a path kept for the
+/// next point's extrapolated start.
+template <RealScalar Scalar>
+struct SavedRows {
+  std::vector<std::size_t> support;  ///< increasing feature indices
+  std::vector<Scalar> rows;          ///< |support| × K
+  ClassVector<Scalar> b;
+  Eigen::Index K = 0;
+
+  /// Row p of the saved rows (feature support[p]).
+  [[nodiscard]] Eigen::Map<const ClassVector<Scalar>> row(std::size_t p) const {
+    return {rows.data() + p * static_cast<std::size_t>(K), K};
+  }
+
+  void save(const ClassMatrix<Scalar>& W, const ClassVector<Scalar>& intercept) {
+    K = W.cols();
+    support.clear();
+    rows.clear();
+    for (Eigen::Index j = 0; j < W.rows(); ++j) {
+      if ((W.row(j).array() == Scalar(0)).all()) continue;
+      support.push_back(static_cast<std::size_t>(j));
+      rows.insert(rows.end(), W.row(j).data(), W.row(j).data() + K);
+    }
+    b = intercept;
+  }
+};
+
 /// One BlockCD solve of `problem` over the λ values of a path (one for `fit`) on `team` threads
 /// (the constant-step rule's parallel rounds and the certificate's product; 1 inside a class
 /// range): the constructor sets up the caches, the W = 0 measures of every λ and the warm
@@ -201,6 +228,7 @@ class BcdEngine {
     gap_due_ = false;
     measure_ = std::numeric_limits<double>::quiet_NaN();
     update_objective();
+    if (options_.extrapolate_path && point > 0) extrapolate_start(point);
     if (!std::isfinite(F_) || !std::isfinite(reference)) return Status::numerical_issue;
     const bool from_zero = point == 0 && !warm_started_;
     if (reference <= noise_floor_ && from_zero && certifies(certificate())) {
@@ -497,6 +525,48 @@ class BcdEngine {
     state_.refresh();
   }
 
+  /// The start of point k of a path from the last two solutions (Options::extrapolate_path):
+  /// W_{k−1} + r (W_{k−1} − W_{k−2}) on the nonzero rows of W_{k−1}, b likewise, kept when its
+  /// F at λ_k is below that of W_{k−1}, whose rows are then saved for point k + 1. The
+  /// extrapolated point costs its scores, one O(nnz(X)·K) pass (two when it is refused).
+  void extrapolate_start(std::size_t point) {
+    const double r = point >= 2 ? std::log(lambdas_[point] / lambdas_[point - 1]) /
+                                      std::log(lambdas_[point - 1] / lambdas_[point - 2])
+                                : 0.0;
+    current_.save(W_, b_);
+    if (point >= 2 && std::isfinite(r) && r > 0.0 && !previous_.support.empty()) {
+      const auto step = static_cast<Scalar>(r);
+      std::size_t q = 0;  // walks previous_.support alongside current_.support
+      for (std::size_t p = 0; p < current_.support.size(); ++p) {
+        const std::size_t j = current_.support[p];
+        while (q < previous_.support.size() && previous_.support[q] < j) ++q;
+        const RowMap now = current_.row(p);
+        if (q < previous_.support.size() && previous_.support[q] == j)
+          w_try_ = now + step * (now - previous_.row(q));
+        else
+          w_try_ = (Scalar(1) + step) * now;  // W_{k−2, j} = 0
+        put_row(j, cspan_of(w_try_));
+      }
+      if (intercept_) b_ += step * (b_ - previous_.b);
+      const double F_previous = F_;
+      refresh_scores();
+      if (!(F_ < F_previous)) {
+        for (std::size_t p = 0; p < current_.support.size(); ++p)
+          put_row(current_.support[p], std::span<const Scalar>(current_.row(p).data(), current_.row(p).size()));
+        b_ = current_.b;
+        refresh_scores();
+      }
+    }
+    std::swap(previous_, current_);
+  }
+
+  /// The caches (scores, loss values) and F recomputed from W and b.
+  void refresh_scores() {
+    state_.set_scores(problem_.X, W_.data(), intercept_ ? b_.data() : nullptr);
+    state_.refresh();
+    update_objective();
+  }
+
   // ---- rows -------------------------------------------------------------------------------
 
   [[nodiscard]] Eigen::Index stride() const noexcept { return static_cast<Eigen::Index>(state_.stride()); }
@@ -524,6 +594,11 @@ class BcdEngine {
     nnz_rows_ += (is_zero(w) ? 0 : 1) - (is_zero(target) ? 0 : 1);
     std::copy(w.begin(), w.end(), target.begin());
     row_penalty_[j] = penalty_value;
+  }
+
+  /// set_row with P(w) at the current λ (the scores are not updated).
+  void put_row(std::size_t j, std::span<const Scalar> w) {
+    set_row(j, w, static_cast<double>(penalty_.value(w)));
   }
 
   // ---- the epoch ----------------------------------------------------------------------------
@@ -1144,9 +1219,7 @@ class BcdEngine {
   /// the returned model can reuse it. One O(nnz(X)·K) pass more than the gap at cached scores.
   DualityGap certificate() {
     return gap_spent_.timed([&] {
-      state_.set_scores(problem_.X, W_.data(), intercept_ ? b_.data() : nullptr);
-      state_.refresh();
-      update_objective();
+      refresh_scores();
       return duality_gap_at_scores(loss_, penalty_, problem_, ClassMatrixRef<Scalar>(state_.scores_matrix()),
                                    penalty_part_, intercept_, gap_work_);
     });
@@ -1211,6 +1284,8 @@ class BcdEngine {
   double lambda_ = 0.0;
   double scale_ = 1.0;  // v_0 (1 when under the noise floor)
   WorkGapSchedule schedule_{0.0, 0.0};
+  // The nonzero rows (and b) of the last two solutions of a path (Options::extrapolate_path).
+  SavedRows<Scalar> previous_, current_;
   std::int64_t epoch_ = 0;
   double F_ = 0.0;
   double penalty_part_ = 0.0;  // Σ_j P(W_j) at the last update_objective()
