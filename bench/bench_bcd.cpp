@@ -14,8 +14,9 @@
 // and exit 0 when ../shared/data is absent). Times are process CPU seconds (std::clock), so a
 // shared machine inflates them less than wall time:
 //   bench_bcd --path [TOL]          a 20-point squared hinge + L1/L2 path (λ_max to λ_max/100)
-//                                   with and without strong rules, and one cold solve at the
-//                                   smallest λ: prints the path / cold ratio (issue 4: ≤ 3)
+//                                   with strong rules and extrapolated starts (the defaults),
+//                                   with warm starts instead, without strong rules, and one cold
+//                                   solve at the smallest λ: prints the path / cold ratios (≤ 3)
 //   bench_bcd --liblinear MODEL [C] [TOL]  OvR squared hinge + L1 (λ = 1/(Cn)) from W = 0 with
 //                                   time to reach the objective of a liblinear-train -s 5 model
 //   bench_bcd --reach F [TOL]       squared hinge + L1/L2 at λ = 1e-4: time to reach F (0.4461)
@@ -33,6 +34,7 @@
 #include <sparsemc/solver/objective.hpp>
 #include <sparsemc/solver/path.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -40,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data_dirs.hpp"
@@ -148,29 +151,39 @@ int drive(const std::string& mode, const std::vector<std::string>& args) {
   auto arg = [&](std::size_t k, double fallback) { return k < args.size() ? std::atof(args[k].c_str()) : fallback; };
   if (mode == "--path") {
     const double tol = arg(0, 1e-3);
-    auto make = [tol](bool screening) {
-      return [tol, screening](double l) {
-        return BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = l}, {.tol = tol, .screening = screening});
+    auto make = [tol](bool screening, bool extrapolate = true) {
+      return [tol, screening, extrapolate](double l) {
+        return BlockCD<SquaredHinge, L1L2, TsengYun>(
+            {}, {.lambda = l}, {.tol = tol, .screening = screening, .extrapolate_path = extrapolate});
       };
     };
     const PathOptions options{.n_lambdas = 20, .ratio = 1e-2};
-    CpuClock c1;
-    const auto path = regularization_path(problem, make(true), options);
-    const double path_cpu = c1.seconds();
-    for (const auto& q : path.points)
-      std::printf("  lambda %.4e F %.10f nnz_rows %lld epochs %lld wall %.3f s\n", q.lambda, q.objective,
-                  static_cast<long long>(q.nnz_rows), static_cast<long long>(q.epochs), q.seconds);
-    CpuClock c2;
-    const auto plain = regularization_path(problem, make(false), options);
-    const double plain_cpu = c2.seconds();
+    // One path: its CPU seconds and epochs, each point printed.
+    auto run_path = [&](const char* name, bool screening, bool extrapolate) {
+      CpuClock clock;
+      const auto path = regularization_path(problem, make(screening, extrapolate), options);
+      const double cpu = clock.seconds();
+      std::int64_t epochs = 0;
+      std::printf("path (%s):\n", name);
+      for (const auto& q : path.points) {
+        std::printf("  lambda %.4e F %.10f nnz_rows %lld epochs %lld wall %.3f s\n", q.lambda, q.objective,
+                    static_cast<long long>(q.nnz_rows), static_cast<long long>(q.epochs), q.seconds);
+        epochs += q.epochs;
+      }
+      std::printf("  F_min %.10f, %lld epochs, cpu %.3f s\n", path.points.back().objective,
+                  static_cast<long long>(epochs), cpu);
+      return std::pair(cpu, path.points.back().lambda);
+    };
+    const auto [path_cpu, lambda_min] = run_path("strong rules, extrapolated starts", true, true);
+    const double warm_cpu = run_path("strong rules, warm starts", true, false).first;
+    const double plain_cpu = run_path("no screening, extrapolated starts", false, true).first;
     CpuClock c3;
-    const auto cold = make(true)(path.points.back().lambda).fit(problem);
+    const auto cold = make(true)(lambda_min).fit(problem);
     const double cold_cpu = c3.seconds();
     print_result("cold at the smallest lambda", cold, cold_cpu);
-    std::printf("path (strong rules) F_min %.10f cpu %.3f s; path (no screening) F_min %.10f cpu %.3f s\n",
-                path.points.back().objective, path_cpu, plain.points.back().objective, plain_cpu);
-    std::printf("ratio path / cold: %.2f (strong rules), %.2f (no screening)\n", path_cpu / cold_cpu,
-                plain_cpu / cold_cpu);
+    std::printf("ratio path / cold: %.2f (strong rules, extrapolated), %.2f (strong rules, warm starts), "
+                "%.2f (no screening)\n",
+                path_cpu / cold_cpu, warm_cpu / cold_cpu, plain_cpu / cold_cpu);
   } else if (mode == "--liblinear") {
     if (args.empty()) throw std::invalid_argument("--liblinear MODEL [C] [TOL]");
     const double C = arg(1, 1.0);
