@@ -734,15 +734,7 @@ class PieceParsers {
     for (bool first = true; first || begin < end; first = false) {
       const char* stop = end;
       if (static_cast<std::size_t>(end - begin) > round_bytes) stop = line_end(begin + round_bytes, end);
-      const auto no_release = [] { return false; };
-      if (first && stop == end)
-        parse_round(main, begin, stop, beside, release);
-      else if (first)
-        parse_round(main, begin, stop, beside, no_release);
-      else if (stop == end)
-        parse_round(main, begin, stop, [] {}, release);
-      else
-        parse_round(main, begin, stop, [] {}, no_release);
+      parse_round(main, begin, stop, first, stop == end, beside, release);
       begin = stop;
     }
   }
@@ -753,13 +745,15 @@ class PieceParsers {
     return static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p))) + 1;
   }
 
-  /// One round: `beside()` and the pieces as tasks of one parallel loop, then the join.
+  /// One round: `beside()` (in the first round) and the pieces as tasks of one parallel loop,
+  /// then the join, before which the last round may `release()` its text.
   template <class Beside, class Release>
-  void parse_round(Parser& main, const char* begin, const char* end, Beside&& beside, Release&& release) {
+  void parse_round(Parser& main, const char* begin, const char* end, bool first, bool last, Beside& beside,
+                   Release& release) {
     const auto bytes = static_cast<std::size_t>(end - begin);
     const std::size_t count = std::min(bytes / min_piece_bytes, parsers_.size());
     if (count <= 1) {
-      beside();
+      if (first) beside();
       if (begin < end) main.parse(begin, end);
       return;
     }
@@ -771,7 +765,7 @@ class PieceParsers {
     // Task 0 runs beside(); task t ≥ 1 parses piece t − 1.
     sparsemc::detail::parallel_tasks(team_, count + 1, [&](std::size_t task) {
       if (task == 0) {
-        beside();
+        if (first) beside();
         return;
       }
       const std::size_t t = task - 1;
@@ -793,7 +787,7 @@ class PieceParsers {
       entries += parsers_[good]->n_entries();
       if (rows > index_max || entries > index_max) break;
     }
-    const bool input_ends = good == count && release();
+    const bool input_ends = last && good == count && release();
     main.append(std::span<const std::unique_ptr<Parser>>(parsers_).first(good), team_, input_ends);
     for (std::size_t t = good; t < count; ++t) main.parse(cuts_[t], cuts_[t + 1]);
   }
