@@ -15,6 +15,9 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <sstream>
 #include <optional>
 #include <ostream>
@@ -51,6 +54,19 @@ struct ReadSpec {
   /// Where a slow read is reported (sparsemc-train's progress); null: silent.
   const Progress* progress = nullptr;
 };
+
+/// Makes every heap block of `large_block_bytes` or more a mapping of its own, returned to the
+/// system when freed (glibc; nothing elsewhere). By default glibc raises that threshold to the
+/// largest block freed so far: once the reader has freed its text and its parsers' pieces, a
+/// solver's arrays of several megabytes come from the heap, and when the solver frees its dual
+/// variables before building the model, the heap keeps their pages, so the run's peak counts
+/// them beside the model. Called first thing in each tool's main().
+inline void return_large_blocks_when_freed() noexcept {
+#if defined(__GLIBC__)
+  constexpr int large_block_bytes = 1 << 20;
+  mallopt(M_MMAP_THRESHOLD, large_block_bytes);
+#endif
+}
 
 /// Reads a LIBSVM/SVMlight file (plain, .gz, .bz2). Test data (`spec.labels` set) keeps the
 /// given label table; a label it lacks joins the table (such a sample is never predicted right).

@@ -194,6 +194,7 @@ int evaluate(EvalArgs& args) {
 
 int main(int argc, char** argv) {
   using namespace sparsemc::tools;
+  return_large_blocks_when_freed();
   EvalArgs args;
   CLI::App app{
       "sparsemc-eval: print objective (1) of MODEL (native or LIBLINEAR format) on DATA,\n"

@@ -139,6 +139,7 @@ int predict(const PredictArgs& args) {
 
 int main(int argc, char** argv) {
   using namespace sparsemc::tools;
+  return_large_blocks_when_freed();
   PredictArgs args;
   CLI::App app{
       "sparsemc-predict: apply MODEL (native, staged or LIBLINEAR format, recognised from its first line) to TEST\n"

@@ -432,6 +432,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
 
 int main(int argc, char** argv) {
   using namespace sparsemc::tools;
+  return_large_blocks_when_freed();
   TrainArgs args;
   CLI::App app{
       "sparsemc-train: fit a sparse linear multiclass/multilabel model by minimising\n"

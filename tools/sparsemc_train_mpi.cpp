@@ -326,6 +326,7 @@ int train(const mpi::Communicator& world, MpiArgs& args, Partition partition) {
 
 int main(int argc, char** argv) {
   using namespace sparsemc::tools;
+  return_large_blocks_when_freed();
   sparsemc::mpi::Environment environment(argc, argv);
   const sparsemc::mpi::Communicator world;
   // Every failure is agreed on by the ranks and reported by rank 0; the others stay silent.
