@@ -57,10 +57,11 @@ struct ReadSpec {
 
 /// Makes every heap block of `large_block_bytes` or more a mapping of its own, returned to the
 /// system when freed (glibc; nothing elsewhere). By default glibc raises that threshold to the
-/// largest block freed so far: once the reader has freed its text and its parsers' pieces, a
-/// solver's arrays of several megabytes come from the heap, and when the solver frees its dual
-/// variables before building the model, the heap keeps their pages, so the run's peak counts
-/// them beside the model. Called first thing in each tool's main().
+/// largest block freed so far and keeps smaller freed blocks for reuse: the reader's pieces
+/// (1–2 MB each on a file of tens of MB read on several threads) then stayed resident after
+/// the join, under the solve's arrays, at the run's peak. It must hold while the file is read:
+/// set only after the read, it left sector's peak unchanged (docs/sdm.md). Called first thing
+/// in each tool's main().
 inline void return_large_blocks_when_freed() noexcept {
 #if defined(__GLIBC__)
   constexpr int large_block_bytes = 1 << 20;
