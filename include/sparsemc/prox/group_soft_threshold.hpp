@@ -59,6 +59,11 @@ double euclidean_norm(std::span<const Scalar> v) {
   return euclidean_norm(v.size(), [v](std::size_t k) { return v[k]; });
 }
 
+/// group_soft_threshold_metric's Newton iteration: at most this many steps (it takes 2–6), and
+/// a step this small relative to σ is the last (quadratic convergence: √ε leaves an error of ε).
+inline constexpr int newton_iterations = 50;
+inline constexpr double last_newton_step = 1.5e-8;
+
 }  // namespace detail
 
 /// Applies (G1) in place: v ← max(0, 1 − t/‖v‖₂) · post_scale · v, threshold t ≥ 0.
@@ -78,25 +83,28 @@ Scalar group_soft_threshold(std::span<Scalar> v, std::type_identity_t<Scalar> th
 }
 
 /// The prox of λ‖·‖₂ + (μ/2)‖·‖² in the metric diag(h), h_k > 0, optionally on the
-/// hyperplane Σ_k u_k = 0 (`zero_sum`), in place: with a = h ⊙ v,
+/// hyperplane Σ_k u_k = 0 (`zero_sum`), in place: with a = h ⊙ v and c = h + μ,
 ///
 ///   v ← argmin_u ½ Σ_k h_k (u_k − v_k)² + λ‖u‖₂ + (μ/2)‖u‖²   [s.t. Σ_k u_k = 0]           (G2)
 ///
-/// The minimiser is u_k = (a_k − ν) / (h_k + μ + λ/t) with t = ‖u‖₂ and ν = 0, or on the
-/// hyperplane the multiplier ν(t) that makes Σ_k u_k = 0; u = 0 when ‖a − ν₀1‖₂ ≤ λ
-/// (ν₀ = 0, or the mean of a). t is the root of r(t) = ‖u(t)‖₂/t − 1, which falls from
-/// ‖a − ν₀1‖/λ − 1 > 0 at t → 0 to below 0 at t = 2‖a‖/min(h + μ): found by the Illinois
-/// variant of regula falsi on that bracket. With constant h and no constraint this is (G1)
-/// with threshold λ/h. Computed in double; no allocation.
+/// u = 0 when ‖a − ν₀1‖₂ ≤ λ (ν₀ = 0, or the mean of a). Otherwise u_k(σ) = (a_k − ν(σ))/(c_k + σ)
+/// with σ = λ/‖u‖₂ and ν(σ) = 0, or on the hyperplane the multiplier that makes Σ_k u_k = 0.
+/// This is the trust-region secular equation in the subspace (Moré & Sorensen 1983): σ is the
+/// root of φ(σ) = 1/‖u(σ)‖ − σ/λ, which is concave, so Newton's method started right of the
+/// root, at σ₀ = λ max_k c_k / (‖a − ν₀1‖ − λ) where φ ≤ 0, descends to it monotonically and
+/// quadratically (exact in one step for constant c). φ′(σ) = uᵀz/‖u‖³ − 1/λ, with z = −du/dσ
+/// the same solve as u with u in place of a. With constant h and no constraint this is (G1)
+/// with threshold λ/h. Computed in double, a scaled by 1/‖a − ν₀1‖; no allocation.
 template <RealScalar Scalar>
 void group_soft_threshold_metric(std::span<Scalar> v, std::span<const Scalar> h, double lambda, double mu,
                                  bool zero_sum) {
   const std::size_t size = v.size();
   const auto a = [&](std::size_t k) { return static_cast<double>(h[k]) * static_cast<double>(v[k]); };
-  double mean = 0, c_min = std::numeric_limits<double>::infinity();
+  const auto c = [&](std::size_t k) { return static_cast<double>(h[k]) + mu; };
+  double mean = 0, c_max = 0;
   for (std::size_t k = 0; k < size; ++k) {
     mean += a(k);
-    c_min = std::min(c_min, static_cast<double>(h[k]) + mu);
+    c_max = std::max(c_max, c(k));
   }
   mean = zero_sum && size > 0 ? mean / static_cast<double>(size) : 0.0;
   const double norm = detail::euclidean_norm(size, [&](std::size_t k) { return a(k) - mean; });
@@ -104,46 +112,41 @@ void group_soft_threshold_metric(std::span<Scalar> v, std::span<const Scalar> h,
     std::fill(v.begin(), v.end(), Scalar(0));
     return;
   }
-  // ν(t) and r(t); u_k(t) = (a_k − ν)/(c_k + λ/t).
-  const auto multiplier = [&](double t) {
+  // (G2) is homogeneous in (a, λ): solve it for a/‖a − ν₀1‖ and λ/‖a − ν₀1‖ < 1, σ unchanged.
+  const double scale = 1.0 / norm, lambda_scaled = lambda * scale;
+  const auto multiplier = [&](double sigma, auto&& numerator) {  // Σ_k x_k/(c_k+σ) / Σ_k 1/(c_k+σ)
     if (!zero_sum) return 0.0;
     double weighted = 0, total = 0;
     for (std::size_t k = 0; k < size; ++k) {
-      const double inverse = 1.0 / (static_cast<double>(h[k]) + mu + lambda / t);
-      weighted += a(k) * inverse;
+      const double inverse = 1.0 / (c(k) + sigma);
+      weighted += numerator(k) * inverse;
       total += inverse;
     }
     return weighted / total;
   };
-  const auto residual = [&](double t) {
-    const double nu = multiplier(t);
-    const double length = detail::euclidean_norm(
-        size, [&](std::size_t k) { return (a(k) - nu) / (static_cast<double>(h[k]) + mu + lambda / t); });
-    return length / t - 1.0;
-  };
-  double low = 0, high = 2.0 * detail::euclidean_norm(size, a) / c_min;
-  double r_low = norm / lambda - 1.0, r_high = residual(high);
-  double t = high;
-  int side = 0;  // which end moved last (Illinois: halve the other end's residual)
-  for (int iteration = 0; iteration < 200 && r_high < 0.0; ++iteration) {
-    t = (low * r_high - high * r_low) / (r_high - r_low);
-    if (!(t > low && t < high)) t = 0.5 * (low + high);
-    const double r = residual(t);
-    if (r == 0.0 || high - low <= 4 * std::numeric_limits<double>::epsilon() * high) break;
-    if (r > 0.0) {
-      low = t, r_low = r;
-      if (side == 1) r_high *= 0.5;
-      side = 1;
-    } else {
-      high = t, r_high = r;
-      if (side == -1) r_low *= 0.5;
-      side = -1;
+  double sigma = lambda_scaled * c_max / (1.0 - lambda_scaled);
+  for (int iteration = 0; iteration < detail::newton_iterations && lambda_scaled > 0; ++iteration) {
+    const double nu = multiplier(sigma, [&](std::size_t k) { return a(k) * scale; });
+    double squares = 0, weighted_squares = 0, weighted_sum = 0, inverse_sum = 0;
+    for (std::size_t k = 0; k < size; ++k) {
+      const double inverse = 1.0 / (c(k) + sigma);
+      const double u = (a(k) * scale - nu) * inverse;
+      squares += u * u;
+      weighted_squares += u * u * inverse;
+      weighted_sum += u * inverse;
+      inverse_sum += inverse;
     }
-    if (std::abs(r) <= 4 * std::numeric_limits<double>::epsilon()) break;
+    const double length = std::sqrt(squares);
+    const double u_dot_z = zero_sum ? weighted_squares - weighted_sum * weighted_sum / inverse_sum : weighted_squares;
+    const double phi = 1.0 / length - sigma / lambda_scaled;
+    const double slope = u_dot_z / (squares * length) - 1.0 / lambda_scaled;
+    const double step = phi / slope;  // ≥ 0 right of the root
+    if (!(step > 0)) break;           // at the root to rounding
+    sigma -= step;
+    if (step <= detail::last_newton_step * sigma) break;  // the next step's error is O(step²)
   }
-  const double nu = multiplier(t);
-  for (std::size_t k = 0; k < size; ++k)
-    v[k] = static_cast<Scalar>((a(k) - nu) / (static_cast<double>(h[k]) + mu + lambda / t));
+  const double nu = multiplier(sigma, a);
+  for (std::size_t k = 0; k < size; ++k) v[k] = static_cast<Scalar>((a(k) - nu) / (c(k) + sigma));
 }
 
 }  // namespace sparsemc::prox
