@@ -255,6 +255,41 @@ TEST_CASE("duality gap: a violating rare row shrinks only its samples (G3)", "[g
   CHECK(g3.gap() <= 0.25 * gap_uniform);          // and a much tighter one
 }
 
+TEMPLATE_TEST_CASE("duality gap: a rescaling round updates XᵀD̃ by its moved samples (G3)", "[gap]",
+                   SPARSEMC_TEST_SCALARS) {
+  using Scalar = TestType;
+  const int n = 40, d = 15;
+  const ClassIndex K = 4;
+  const GapProblem<Scalar> gp(n, d, K, false, 29);
+  const Eigen::SparseMatrix<Scalar, Eigen::ColMajor, int> X_csc = gp.X;
+  const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> X_dense = gp.X;
+  const CscProblem<Scalar, int> csc{CscView<Scalar, int>(X_csc), gp.labels.view(), gp.weights};
+  const DenseProblem<Scalar> dense{DenseRowView<Scalar>(X_dense.data(), n, d), gp.labels.view(), gp.weights};
+  Rng rng(31);
+  const ClassMatrix<Scalar> A = random_rows<Scalar>(n, K, 1.0, rng);
+  Eigen::VectorXd phi = Eigen::VectorXd::Ones(n);
+  for (int i = 0; i < n; i += 3) phi[i] = 0.2 + 0.7 * uniform_real(rng);  // a third of the samples move
+  ClassMatrix<Scalar> scaled = A;
+  scaled.array().colwise() *= phi.cast<Scalar>().array();
+  const auto check = [&](const auto& problem, int team) {
+    GapWorkspace<Scalar> updated, fresh;
+    updated.team = fresh.team = team;
+    detail::dual_gradient(problem, A, updated);
+    updated.sample_scale = phi;
+    detail::update_dual_gradient(problem, updated, 1.0 / 3);
+    detail::dual_gradient(problem, scaled, fresh);
+    const double tol = 100 * eps_of<Scalar>() * (1 + static_cast<double>(fresh.G.cwiseAbs().maxCoeff()));
+    CHECK(static_cast<double>((updated.G - fresh.G).cwiseAbs().maxCoeff()) <= tol);
+    CHECK(static_cast<double>((updated.weighted - fresh.weighted).cwiseAbs().maxCoeff()) <= tol);
+  };
+  SECTION("CSR X") { check(gp.problem(), 1); }
+  SECTION("CSC X, one and two threads") {
+    check(csc, 1);
+    check(csc, 2);
+  }
+  SECTION("dense X") { check(dense, 1); }
+}
+
 TEST_CASE("gap schedule: cheap trigger, tightening by the gap's ratio, doubling fallback", "[gap]") {
   detail::GapSchedule schedule(1e-3);
   CHECK_FALSE(schedule.due(detail::GapSchedule::first_interval - 1, 1.0));

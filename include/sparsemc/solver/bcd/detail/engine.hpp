@@ -225,15 +225,18 @@ class BcdEngine {
     if constexpr (entry_shrinking) std::fill(listed_.begin(), listed_.end(), char{1});
     epoch_ = 0;
     gap_spent_ = {};
-    gap_due_ = false;
     measure_ = std::numeric_limits<double>::quiet_NaN();
     update_objective();
     if (options_.extrapolate_path && point > 0) extrapolate_start(point);
     if (!std::isfinite(F_) || !std::isfinite(reference)) return Status::numerical_issue;
-    const bool from_zero = point == 0 && !warm_started_;
-    if (reference <= noise_floor_ && from_zero && certifies(certificate())) {
-      measure_ = 0.0;
-      return Status::converged;  // W = 0, b = 0 is certified optimal by the gap
+    // At λ ≥ λ_max a cold start may already be optimal; its certificate is the one returned.
+    gap_due_ = reference <= noise_floor_ && point == 0 && !warm_started_;
+    if (gap_due_) {
+      epoch_gap_ = certificate();
+      if (certifies(epoch_gap_)) {
+        measure_ = 0.0;
+        return Status::converged;  // W = 0, b = 0 is certified optimal by the gap
+      }
     }
     select_first_blocks(point, lambda_previous);
     return std::nullopt;
