@@ -258,9 +258,11 @@ TEST_CASE("duality gap: a violating rare row shrinks only its samples (G3)", "[g
 TEMPLATE_TEST_CASE("duality gap: a rescaling round updates XᵀD̃ by its moved samples (G3)", "[gap]",
                    SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
-  const int n = 40, d = 15;
+  // Large enough that the CSC update's work (nnz·(1 + K/3) multiply-adds) keeps two threads busy.
+  const int n = 2400, d = 20;
   const ClassIndex K = 4;
   const GapProblem<Scalar> gp(n, d, K, false, 29);
+  REQUIRE(detail::team_for_work(2, static_cast<double>(gp.X.nonZeros()) * (1.0 + K / 3.0)) == 2);
   const Eigen::SparseMatrix<Scalar, Eigen::ColMajor, int> X_csc = gp.X;
   const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> X_dense = gp.X;
   const CscProblem<Scalar, int> csc{CscView<Scalar, int>(X_csc), gp.labels.view(), gp.weights};

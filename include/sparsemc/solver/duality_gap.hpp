@@ -365,9 +365,9 @@ double conjugate_part(const Loss& loss, const Prob& problem, const ClassMatrix<P
 /// The factors φ_i of (G3) into work.sample_scale from R°(G_j) = work.row_dual: the
 /// smallest λ / R°(G_j) over the rows j with x_ij ≠ 0 and λ < R°(G_j) < ∞ (1 when there is
 /// none), so that each violating row alone would be scaled back onto its constraint. Returns
-/// whether any φ_i < 1.
+/// the number of samples with φ_i < 1.
 template <RealScalar Scalar, StorageIndex Index, int Order>
-bool sample_factors(const Problem<Scalar, Index, Order>& problem, double lambda, GapWorkspace<Scalar>& work) {
+Eigen::Index sample_factors(const Problem<Scalar, Index, Order>& problem, double lambda, GapWorkspace<Scalar>& work) {
   const auto factor = [&](Eigen::Index j) {
     const double dual_norm = work.row_dual[j];
     return dual_norm > lambda && std::isfinite(dual_norm) ? lambda / dual_norm : 1.0;
@@ -384,13 +384,13 @@ bool sample_factors(const Problem<Scalar, Index, Order>& problem, double lambda,
         if (x != Scalar(0)) work.sample_scale[outer] = std::min(work.sample_scale[outer], factor(j));
     }
   }
-  return (work.sample_scale.array() < 1.0).any();
+  return (work.sample_scale.array() < 1.0).count();
 }
 
 /// The factors φ_i of (G3) for a dense X: each sample's smallest factor over its nonzero
 /// features.
 template <RealScalar Scalar>
-bool sample_factors(const DenseProblem<Scalar>& problem, double lambda, GapWorkspace<Scalar>& work) {
+Eigen::Index sample_factors(const DenseProblem<Scalar>& problem, double lambda, GapWorkspace<Scalar>& work) {
   const Eigen::Index n = problem.n_samples();
   work.sample_scale.setOnes(n);
   for (Eigen::Index j = 0; j < problem.n_features(); ++j) {
@@ -400,7 +400,7 @@ bool sample_factors(const DenseProblem<Scalar>& problem, double lambda, GapWorks
     for (Eigen::Index i = 0; i < n; ++i)
       if (problem.X(i, j) != Scalar(0)) work.sample_scale[i] = std::min(work.sample_scale[i], f);
   }
-  return (work.sample_scale.array() < 1.0).any();
+  return (work.sample_scale.array() < 1.0).count();
 }
 
 }  // namespace detail
@@ -438,12 +438,13 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Prob& prob
   detail::rescaling<Loss>(penalty, work);
   double best = detail::conjugate_part(loss, problem, A, work, sums);
   const double lambda = static_cast<double>(penalty.lambda);
-  for (int round = 0; round < per_sample_rounds && sums.any(detail::sample_factors(problem, lambda, work)); ++round) {
+  for (int round = 0; round < per_sample_rounds; ++round) {
+    const Eigen::Index moved_samples = detail::sample_factors(problem, lambda, work);
+    if (!sums.any(moved_samples > 0)) break;
     A.array().colwise() *= work.sample_scale.template cast<Scalar>().array();
     // Few moved samples update G, unless the intercept's correction moves them all or G holds
     // the sum over several processes' samples.
-    const double moved = static_cast<double>((work.sample_scale.array() < 1.0).count()) /
-                         static_cast<double>(std::max<Eigen::Index>(1, A.rows()));
+    const double moved = static_cast<double>(moved_samples) / static_cast<double>(std::max<Eigen::Index>(1, A.rows()));
     if (std::same_as<Sums, LocalSums> && !fit_intercept && moved <= update_share) {
       detail::update_dual_gradient(problem, work, moved);
     } else {
