@@ -27,6 +27,7 @@
 #include "data/folds.hpp"
 #include "data/labels.hpp"
 #include "data/problem.hpp"
+#include "data/sample_entries.hpp"
 #include "data/sparse_view.hpp"
 
 #include "loss/losses.hpp"

@@ -149,6 +149,28 @@ def test_dense_arrays_reach_fista_without_a_copy(dna):
     assert other.status_ == "converged" and other.solver_ == "bcd-ls"
 
 
+def test_dense_arrays_reach_sdm_without_a_copy(dna):
+    """The ridge-only Crammer-Singer SVM (auto's sdm) walks a C-contiguous array's rows by their
+    nonzeros: no numpy allocation of X's size, and the CSR fit's model bit for bit."""
+    X, y, _, _ = dna
+    D, Y = np.tile(X.toarray(), (10, 1)), np.tile(y, 10)  # 20 000 samples: 29 MB
+    settings = CrammerSingerSVC()._settings(D.shape[0], False)
+    assert sparsemc._core.takes_dense(settings, "auto", *D.shape)
+    svc = CrammerSingerSVC(C=1.0, max_iter=2)
+    tracemalloc.start()
+    svc.fit(D, Y)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert svc.solver_ == "sdm"
+    assert peak < D.nbytes / 4, f"{peak} bytes of Python allocations for X of {D.nbytes}"
+    for dtype in (np.float64, np.float32):
+        sparse_fit = CrammerSingerSVC(C=1.0, tol=1e-4, dtype=dtype).fit(X.astype(dtype), y)
+        dense_fit = CrammerSingerSVC(C=1.0, tol=1e-4, dtype=dtype).fit(X.toarray().astype(dtype), y)
+        assert dense_fit.solver_ == "sdm" and dense_fit.status_ == "converged"
+        assert dense_fit.objective_ == sparse_fit.objective_ and dense_fit.n_iter_ == sparse_fit.n_iter_
+        assert (dense_fit.coef_ != sparse_fit.coef_).nnz == 0
+
+
 def test_float32_and_int64_indices(dna):
     X, y, _, _ = dna
     base = SparseLinearClassifier(alpha=1e-3, tol=1e-6, fit_intercept=False).fit(X, y)

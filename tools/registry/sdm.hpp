@@ -2,7 +2,8 @@
 /// \file sdm.hpp
 /// Registers `sdm`: SequentialDual<CrammerSinger, NoPenalty | L1>, the sequential dual method of
 /// Keerthi et al. (2008; LIBLINEAR -s 4, solver/sdm/sequential_dual.hpp) for the ridge-only
-/// Crammer-Singer SVM: lambda = 0, mu > 0, multiclass, no intercept (use --bias), CSR data.
+/// Crammer-Singer SVM: lambda = 0, mu > 0, multiclass, no intercept (use --bias), CSR data or a
+/// dense design (the Python package's numpy arrays, without a copy).
 /// `auto` picks it over fcbcfw there: with lambda = 0 W is dense and the dual method's class
 /// shrinking is what makes large K fast.
 
@@ -18,6 +19,8 @@ struct SdmFamily {
   template <class Loss, class Penalty>
   static constexpr bool accepts = SequentialDualAccepts<Loss, Penalty>;
   static constexpr int layout = Eigen::RowMajor;
+  /// A dense design too (DenseProblem: its rows walked by their nonzeros, no copy of X).
+  static constexpr bool takes_dense = true;
   static constexpr const char* name = "sdm";
   static constexpr const char* summary =
       "sequential dual method for the ridge-only Crammer-Singer SVM (Keerthi et al. 2008, LIBLINEAR -s 4)";

@@ -29,7 +29,9 @@
 #include "../../core/stopwatch.hpp"
 #include "../../core/traits.hpp"
 #include "../../core/validate.hpp"
+#include "../../data/dense_problem.hpp"
 #include "../../data/problem.hpp"
+#include "../../data/sample_entries.hpp"
 #include "../../loss/crammer_singer.hpp"
 #include "../../penalty/l1.hpp"
 #include "../../penalty/none.hpp"
@@ -98,6 +100,9 @@ concept SequentialDualAccepts =
 /// sums W = W(α) afresh:
 /// D(α) = μ (Σ_i α_{i,y_i} − ½‖W‖²) is the dual of (1) at a_i = −α_i/C_i.
 ///
+/// X is a CSR `Problem` or a `DenseProblem`, whose rows are walked by their nonzeros in the same
+/// order (data/sample_entries.hpp): no copy, and the same iterates as on the CSR matrix.
+///
 /// Implementation notes: docs/sdm.md.
 ///
 /// \code
@@ -111,8 +116,10 @@ concept SequentialDualAccepts =
 /// \endcode
 template <class Loss, class Penalty>
 class SequentialDual
-    : public detail::SolverBase<SequentialDual<Loss, Penalty>, Loss, Penalty, SequentialDualOptions> {
-  using Base = detail::SolverBase<SequentialDual<Loss, Penalty>, Loss, Penalty, SequentialDualOptions>;
+    : public detail::SolverBase<SequentialDual<Loss, Penalty>, Loss, Penalty, SequentialDualOptions, LinearModel,
+                                Result, /*AcceptsDense=*/true> {
+  using Base = detail::SolverBase<SequentialDual<Loss, Penalty>, Loss, Penalty, SequentialDualOptions, LinearModel,
+                                  Result, /*AcceptsDense=*/true>;
   friend Base;
   static_assert(SeparationRankingLoss<Loss>, "SequentialDual solves the Crammer-Singer SVM (SeparationRankingLoss)");
 
@@ -137,32 +144,46 @@ class SequentialDual
                      Callbacks&... callbacks) const {
     static_assert(Order == Eigen::RowMajor,
                   "SequentialDual visits the data sample by sample: it needs a CSR problem "
-                  "(Dataset::problem<Eigen::RowMajor>() or a CsrView).");
+                  "(Dataset::problem<Eigen::RowMajor>() or a CsrView) or a DenseProblem.");
     if constexpr (Order == Eigen::RowMajor) {
-      problem.validate();
-      if (problem.y.multilabel())
-        throw std::invalid_argument("SequentialDual::fit: the data is multilabel; the sequential dual method "
-                                    "solves the multiclass Crammer-Singer SVM (use FCBCFW)");
-      std::vector<Label> labels = detail::cold_start_labels(problem.n_classes());
-      if (initial != nullptr) {
-        detail::check_warm_start("SequentialDual", *initial, static_cast<std::int64_t>(problem.n_features()),
-                                 static_cast<std::int64_t>(problem.n_classes()));
-        labels = initial->labels();
-      }
-      const double bias = initial ? initial->provenance().bias : -1.0;
-      // The class lists (n × K entries) take two bytes an entry while K fits them.
-      if (problem.n_classes() <= std::numeric_limits<std::uint16_t>::max())
-        return solve_with<Engine<Scalar, Index, std::uint16_t>>(problem, std::move(labels), bias, callbacks...);
-      return solve_with<Engine<Scalar, Index, ClassIndex>>(problem, std::move(labels), bias, callbacks...);
+      return solve_on(problem, initial, callbacks...);
     } else {
       return {};
     }
   }
 
+  /// A dense X, walked by its rows' nonzeros (no copy).
+  template <RealScalar Scalar, class... Callbacks>
+  Result<Scalar> run(const DenseProblem<Scalar>& problem, const LinearModel<Scalar>* initial,
+                     Callbacks&... callbacks) const {
+    return solve_on(problem, initial, callbacks...);
+  }
+
+  template <class Prob, class... Callbacks>
+  Result<ProblemScalar<Prob>> solve_on(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
+                                       Callbacks&... callbacks) const {
+    problem.validate();
+    if (problem.y.multilabel())
+      throw std::invalid_argument("SequentialDual::fit: the data is multilabel; the sequential dual method "
+                                  "solves the multiclass Crammer-Singer SVM (use FCBCFW)");
+    std::vector<Label> labels = detail::cold_start_labels(problem.n_classes());
+    if (initial != nullptr) {
+      detail::check_warm_start("SequentialDual", *initial, static_cast<std::int64_t>(problem.n_features()),
+                               static_cast<std::int64_t>(problem.n_classes()));
+      labels = initial->labels();
+    }
+    const double bias = initial ? initial->provenance().bias : -1.0;
+    // The class lists (n × K entries) take two bytes an entry while K fits them.
+    if (problem.n_classes() <= std::numeric_limits<std::uint16_t>::max())
+      return solve_with<Engine<Prob, std::uint16_t>>(problem, std::move(labels), bias, callbacks...);
+    return solve_with<Engine<Prob, ClassIndex>>(problem, std::move(labels), bias, callbacks...);
+  }
+
   /// The solve by `SolverEngine`, its certificate, and the model built once α is freed.
-  template <class SolverEngine, RealScalar Scalar, StorageIndex Index, class... Callbacks>
-  Result<Scalar> solve_with(const CsrProblem<Scalar, Index>& problem, std::vector<Label> labels, double bias,
-                            Callbacks&... callbacks) const {
+  template <class SolverEngine, class Prob, class... Callbacks>
+  Result<ProblemScalar<Prob>> solve_with(const Prob& problem, std::vector<Label> labels, double bias,
+                                         Callbacks&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
     SolverEngine engine(problem, static_cast<double>(penalty_.mu), options_, labels);
     SolverInfo info = engine.solve(callbacks...);
     const DualityGap certificate = engine.final_certificate();
@@ -176,18 +197,22 @@ class SequentialDual
     return result;
   }
 
-  /// The state of one solve: W, α, the per-sample class lists (of `Slot`, an integer type that
-  /// holds K) and the epoch's steps.
-  template <RealScalar Scalar, StorageIndex Index, std::integral Slot>
+  /// The state of one solve on `Prob` (a CSR or a dense problem, walked by `sample_entries`): W,
+  /// α, the per-sample class lists (of `Slot`, an integer type that holds K) and the epoch's steps.
+  template <class Prob, std::integral Slot>
   class Engine {
+    using Scalar = ProblemScalar<Prob>;
+    using Index = ProblemIndex<Prob>;
+    using Row = decltype(sample_entries(std::declval<const Prob&>(), Index{}));
+
    public:
-    Engine(const CsrProblem<Scalar, Index>& problem, double mu, const Options& options, std::vector<Label> labels)
+    Engine(const Prob& problem, double mu, const Options& options, std::vector<Label> labels)
         : problem_(problem), options_(options), mu_(mu), labels_(std::move(labels)), n_(static_cast<std::size_t>(problem.n_samples())),
           K_(static_cast<std::size_t>(problem.n_classes())),
           W_(ClassMatrix<Scalar>::Zero(problem.n_features(), static_cast<Eigen::Index>(K_))),
           alpha_(ClassMatrix<Scalar>::Zero(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(K_))),
           classes_(n_ * K_), active_classes_(n_, static_cast<Slot>(K_)), label_(n_), cost_(n_),
-          norm_sq_(n_), G_(K_), B_(K_), sorted_(K_), moved_class_(K_), moved_by_(K_),
+          norm_sq_(n_), nonzeros_(n_), G_(K_), B_(K_), sorted_(K_), moved_class_(K_), moved_by_(K_),
           team_(resolve_threads(options.threads)),
           scores_(static_cast<std::size_t>(team_), ClassVector<Scalar>(static_cast<Eigen::Index>(K_))) {
       const double inv_n_mu = 1.0 / (static_cast<double>(n_) * mu_);
@@ -197,8 +222,11 @@ class SequentialDual
         label_[i] = problem.y[i][0];
         cost_[i] = static_cast<Scalar>(static_cast<double>(problem.weight(static_cast<Index>(i))) * inv_n_mu);
         Scalar sq = 0;
-        for (auto [j, x] : problem.X.outer(static_cast<Index>(i))) sq += x * x;
+        std::size_t nonzeros = 0;
+        for (auto [j, x] : sample_entries(problem, static_cast<Index>(i))) sq += x * x, ++nonzeros;
         norm_sq_[i] = sq;
+        nonzeros_[i] = nonzeros;
+        nnz_ += static_cast<double>(nonzeros);
         if (sq > Scalar(0) && cost_[i] > Scalar(0)) {
           samples_.push_back(static_cast<Index>(i));
         } else if (cost_[i] > Scalar(0) && K_ > 1) {
@@ -219,7 +247,7 @@ class SequentialDual
       Rng rng(options_.seed);
       // One evaluation costs the scores of every sample over every class, nnz(X)·K; an epoch's
       // work is Σ_i nnz(x_i)·(active classes of i), so evaluations stay a bounded share.
-      const double gap_cost = static_cast<double>(problem_.X.nnz()) * static_cast<double>(K_);
+      const double gap_cost = nnz_ * static_cast<double>(K_);
       detail::WorkGapSchedule schedule(options_.first_trigger, gap_cost);
       SolverInfo info;
       info.measure_name = "dual_violation";
@@ -279,12 +307,12 @@ class SequentialDual
       resum_weights();
       const double w_sq = static_cast<double>(W_.squaredNorm());
       // Per sample: its loss at the scores Wᵀx_i (into the running thread's buffer) and α_{i,y_i}.
-      const int team = detail::team_for_work(team_, static_cast<double>(problem_.X.nnz()) * static_cast<double>(K_));
+      const int team = detail::team_for_work(team_, nnz_ * static_cast<double>(K_));
       const auto [loss_sum, alpha_label] = detail::chunk_sums<2>(team, n_, [&](std::size_t i) {
         const auto index = static_cast<Index>(i);
         ClassVector<Scalar>& scores = scores_[static_cast<std::size_t>(detail::thread_index())];
         scores.setZero();
-        for (auto [j, x] : problem_.X.outer(index)) scores += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
+        for (auto [j, x] : sample_entries(problem_, index)) scores += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
         const Scalar c = problem_.weight(index);
         const double loss =
             c == Scalar(0) ? 0.0
@@ -332,7 +360,7 @@ class SequentialDual
       Slot& active;
       ClassIndex label;
       Scalar C, A;
-      SparseSlice<Scalar, Index> x;
+      Row x;
 
       /// The upper bound of α_im at `slot`: C_i [m = y_i].
       [[nodiscard]] Scalar upper(ClassIndex slot) const { return classes[slot] == label ? C : Scalar(0); }
@@ -350,7 +378,7 @@ class SequentialDual
     double visit_sample(Index i) {
       const auto row = static_cast<std::size_t>(i);
       const Block b{i, classes_.data() + row * K_, active_classes_[row], label_[row], cost_[row], norm_sq_[row],
-                    problem_.X.outer(i)};
+                    sample_entries(problem_, i)};
       const GradientRange range = gradient(b);
       shrink_classes(b, range.min_free);
       if (b.active <= 1) return -1.0;
@@ -366,7 +394,7 @@ class SequentialDual
     /// Step 1: G_m = w_mᵀx_i + e_im over the active classes, gathered per class or, with most
     /// classes active, from the scores of every class by contiguous (vectorised) rows of W.
     GradientRange gradient(const Block& b) {
-      epoch_work_ += static_cast<double>(b.x.size()) * static_cast<double>(b.active);
+      epoch_work_ += static_cast<double>(nonzeros_[static_cast<std::size_t>(b.i)]) * static_cast<double>(b.active);
       if (2 * static_cast<std::size_t>(b.active) > K_) {
         ClassVector<Scalar>& scores = scores_.front();
         scores.setZero();
@@ -443,7 +471,7 @@ class SequentialDual
     }
 
     /// W += x (moved_by_)ᵀ on the first `moved` classes of moved_class_.
-    void add_to_weights(SparseSlice<Scalar, Index> x_i, std::size_t moved) {
+    void add_to_weights(const Row& x_i, std::size_t moved) {
       for (auto [j, x] : x_i) {
         Scalar* w = W_.data() + static_cast<std::size_t>(j) * K_;
         for (std::size_t t = 0; t < moved; ++t) w[moved_class_[t]] += moved_by_[t] * x;
@@ -466,7 +494,7 @@ class SequentialDual
           moved_class_[moved] = static_cast<ClassIndex>(m);
           moved_by_[moved++] = alpha_i[static_cast<Eigen::Index>(m)];
         }
-        add_to_weights(problem_.X.outer(static_cast<Index>(i)), moved);
+        add_to_weights(sample_entries(problem_, static_cast<Index>(i)), moved);
       }
     }
 
@@ -483,7 +511,7 @@ class SequentialDual
     /// Solver_MCSVM_CS, `fabs(d) >= 1e-12`).
     static constexpr double min_step = 1e-12;
 
-    const CsrProblem<Scalar, Index>& problem_;
+    const Prob& problem_;
     const Options& options_;
     double mu_;
     std::vector<Label> labels_;  ///< the model's labels
@@ -496,6 +524,9 @@ class SequentialDual
     std::vector<ClassIndex> label_;  ///< y_i
     std::vector<Scalar> cost_;            ///< C_i = c_i/(nμ)
     std::vector<Scalar> norm_sq_;         ///< A_i = ‖x_i‖²
+    /// nnz(x_i) and nnz(X), the counts of the work (a dense row's zeros are skipped, not counted)
+    std::vector<std::size_t> nonzeros_;
+    double nnz_ = 0.0;
     std::vector<Index> samples_;          ///< samples with something to solve; the first n_active_ are active
     std::size_t n_active_ = 0;
     // Per-sample work space (K entries each).
