@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""A dense numpy X against the CSR matrix made of it, for a solver that takes a dense design.
+"""A dense numpy X against the CSR matrix made of it, for the solvers that walk a dense design's
+rows by their nonzeros.
 
-Fits CrammerSingerSVC(C=1) (auto: sdm, which walks each row's nonzeros) on DATA's rows tiled
-REPEAT times, either on the array as it is (`dense`: no copy) or on `scipy.sparse.csr_matrix`
-of it (`csr`: what the estimator did before sdm took dense arrays; the conversion is timed with
+Fits, on DATA's rows tiled REPEAT times, `--solver sdm` (the default: CrammerSingerSVC(C=1),
+auto's sdm) or `--solver fbpd` (Crammer-Singer with l1l2, alpha = l2 = 1e-3: auto's fbpd),
+either on the array as it is (`dense`: no copy) or on `scipy.sparse.csr_matrix` of it (`csr`:
+what the estimator did before these solvers took dense arrays; the conversion is timed with
 the fit). Run each mode in its own process: the growth of the peak resident memory during fit()
 is the copy's size.
 
     bench/python_dense.py dense ../shared/data/multiclass/usps_zip.train.bz2 4
     bench/python_dense.py csr ../shared/data/multiclass/usps_zip.train.bz2 4
+    bench/python_dense.py --solver fbpd dense ../shared/data/multiclass/usps_zip.train.bz2 4
 """
 import argparse
 import bz2
@@ -27,12 +30,16 @@ def main():
     parser.add_argument("mode", choices=["dense", "csr"])
     parser.add_argument("data", help="a LIBSVM file (.bz2 too)")
     parser.add_argument("repeat", type=int, nargs="?", default=1, help="times the rows are tiled")
+    parser.add_argument("--solver", choices=["sdm", "fbpd"], default="sdm")
     args = parser.parse_args()
     X, y = load_svmlight_file(bz2.open(args.data) if args.data.endswith(".bz2") else args.data)
     D, Y = np.tile(X.toarray(), (args.repeat, 1)), np.tile(y, args.repeat)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    clf = sparsemc.CrammerSingerSVC(C=1.0).fit(D if args.mode == "dense" else sp.csr_matrix(D), Y)
+    estimator = (sparsemc.CrammerSingerSVC(C=1.0) if args.solver == "sdm" else
+                 sparsemc.SparseLinearClassifier(loss="crammer-singer", penalty="l1l2", alpha=1e-3, l2=1e-3,
+                                                 fit_intercept=False))
+    clf = estimator.fit(D if args.mode == "dense" else sp.csr_matrix(D), Y)
     seconds = time.perf_counter() - start
     grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     print(f"{args.mode}: {clf.solver_} {clf.status_}, {clf.n_iter_} epochs, F {clf.objective_!r}, fit {seconds:.2f} s, "

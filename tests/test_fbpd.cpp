@@ -645,6 +645,41 @@ TEST_CASE("fbpd: warm start at the solution starts there and converges; runs are
   CHECK_THROWS_AS(solver.fit(problem, LinearModel<double>(ClassMatrix<double>::Zero(5, 3), {}, {0, 1, 2})), std::invalid_argument);
 }
 
+TEST_CASE("fbpd: a dense X gives the CSR fit, on one thread and two", "[fbpd][dense]") {
+  // A dense X is walked by its rows' nonzeros in the CSR order, so the passes are the CSR
+  // passes; only the power method's and the certificate's products (matrix products on dense
+  // X) round differently.
+  const auto data = make_data<double>(150, 24, 4, 0.4, 31, true);
+  const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> X = data.matrix().toDense();
+  const auto csr = data.problem<Eigen::RowMajor>();
+  const DenseProblem<double> dense{{X.data(), X.rows(), X.cols()}, csr.y, csr.sample_weights};
+  auto agree = [&](const auto& solver, const char* what) {
+    const auto a = solver.fit(csr), b = solver.fit(dense);
+    INFO(what << ": status " << to_string(b.info.status) << ", epochs " << b.info.epochs << " against "
+              << a.info.epochs << ", F " << b.info.objective << " against " << a.info.objective);
+    REQUIRE(b.info.status == Status::converged);
+    CHECK(relative(a.info.objective, b.info.objective) <= 1e-9);
+    CHECK((dense_W(a) - dense_W(b)).cwiseAbs().maxCoeff() <= 1e-6);
+    const auto warm = solver.fit(dense, b.model);
+    CHECK(warm.info.status == Status::converged);
+  };
+  for (const int threads : {1, 2}) {
+    INFO(threads << " threads");
+    agree(FBPD<CrammerSinger, L1>({}, {.lambda = 0.01, .mu = 0.001}, {.tol = 1e-9, .threads = threads}),
+          "Crammer-Singer + l1 (Algorithm 1)");
+    agree(FBPD<CrammerSinger, L1>({}, {.lambda = 0.01}, {.tol = 1e-9, .fit_intercept = true, .threads = threads}),
+          "Crammer-Singer + l1, intercept");
+    agree(FBPD<SquaredHinge, L1L2>({}, {.lambda = 0.01, .mu = 0.001}, {.tol = 1e-9, .threads = threads}),
+          "squared hinge + l1l2 (forward step)");
+  }
+  const auto exact = FBPD<CrammerSinger, L1>({}, {.lambda = 0.01}, {.tol = 1e-9}).fit(dense);
+  const double eta = exact.info.objective - penalty_value(L1{.lambda = 0.01}, exact.model);
+  const auto epi = FBPD<CrammerSinger, L1, Constrained>({}, {.lambda = 0.01}, {.tol = 1e-8, .eta = eta});
+  const auto a = epi.fit(csr), b = epi.fit(dense);
+  REQUIRE(b.info.status == Status::converged);
+  CHECK(relative(a.info.objective, b.info.objective) <= 1e-7);
+}
+
 TEST_CASE("fbpd: callbacks, time and epoch budgets, degenerate problems", "[fbpd]") {
   const auto data = make_data<double>(40, 8, 3, 0.5, 29);
   const auto problem = data.problem<Eigen::RowMajor>();

@@ -8,7 +8,8 @@
 ///             them), and with l1/none when fcbcfw cannot run (mu = 0).
 ///   fbpd-epi  Algorithm 2: lambda R(W) + (mu/2)||W||^2 subject to (1/n) sum_i c_i l_i <= eta
 ///             (--eta), Crammer-Singer only (epigraphical projections).
-/// Both fit an intercept (--intercept), CSR data.
+/// Both fit an intercept (--intercept), on CSR data or a dense design (the Python package's numpy
+/// arrays, without a copy).
 
 #include <sparsemc/solver/fbpd/fbpd.hpp>
 
@@ -23,6 +24,8 @@ struct FbpdFamily {
   static constexpr bool accepts = FBPDAccepts<Loss, Penalty, Regularised>;
   /// Row-major: one fused pass over the samples per iteration.
   static constexpr int layout = Eigen::RowMajor;
+  /// A dense design too (DenseProblem: its rows walked by their nonzeros, no copy of X).
+  static constexpr bool takes_dense = true;
   static constexpr const char* name = "fbpd";
   static constexpr const char* summary =
       "forward-backward primal-dual (Chierchia et al. 2015, Algorithm 1): exact Crammer-Singer hinge or a smooth "
@@ -39,6 +42,7 @@ struct FbpdEpiFamily {
   template <class Loss, class Penalty>
   static constexpr bool accepts = FBPDAccepts<Loss, Penalty, Constrained>;
   static constexpr int layout = Eigen::RowMajor;
+  static constexpr bool takes_dense = true;
   static constexpr const char* name = "fbpd-epi";
   static constexpr const char* summary =
       "forward-backward primal-dual with epigraphical splitting (Chierchia et al. 2015, Algorithm 2): "

@@ -21,6 +21,7 @@
 #include "../../core/stopwatch.hpp"
 #include "../../core/traits.hpp"
 #include "../../core/validate.hpp"
+#include "../../data/dense_problem.hpp"
 #include "../../data/problem.hpp"
 #include "../../loss/concepts.hpp"
 #include "../../model/linear_model.hpp"
@@ -65,6 +66,9 @@ concept FBPDAccepts =
 /// the preconditioner's column sums, and the sums of the restarts, the adaptive steps and the
 /// certificate are completed over the processes (sparsemc/mpi/sample_partition.hpp).
 ///
+/// X is a CSR or CSC `Problem`, or a `DenseProblem` whose rows the passes walk by their nonzeros
+/// as they walk CSR rows (data/sample_entries.hpp): no copy of X.
+///
 /// Implementation notes: docs/fbpd.md.
 ///
 /// \code
@@ -80,8 +84,10 @@ concept FBPDAccepts =
 ///   Result<double> same = epi.fit(problem);                      // Algorithm 2: the same W
 /// \endcode
 template <class Loss, class Penalty, class Formulation = Regularised>
-class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, Penalty, FBPDOptions> {
-  using Base = detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, Penalty, FBPDOptions>;
+class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, Penalty, FBPDOptions, LinearModel, Result,
+                                      /*AcceptsDense=*/true> {
+  using Base = detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, Penalty, FBPDOptions, LinearModel, Result,
+                                  /*AcceptsDense=*/true>;
   friend Base;
 
   static_assert(std::same_as<Formulation, Regularised> || std::same_as<Formulation, Constrained>,
@@ -130,12 +136,20 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
     return solve(problem, initial, LocalSums{}, callbacks...);
   }
 
+  /// A dense X: its rows walked by their nonzeros as CSR rows are (no copy).
+  template <RealScalar Scalar, class... Callbacks>
+  Result<Scalar> run(const DenseProblem<Scalar>& problem, const LinearModel<Scalar>* initial,
+                     Callbacks&... callbacks) const {
+    return solve(problem, initial, LocalSums{}, callbacks...);
+  }
+
   /// The solve: the engine's start, then per iteration its named steps (detail/engine.hpp),
   /// the report to the callbacks and the verdict; then F and the certificate at the returned x̃.
   /// The verdict's inputs — the clock and the callbacks' stop — are agreed through `sums`.
-  template <RealScalar Scalar, StorageIndex Index, int Order, class Sums, class... Callbacks>
-  Result<Scalar> solve(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
-                       const Sums& sums, Callbacks&... callbacks) const {
+  template <TrainingProblem Prob, class Sums, class... Callbacks>
+  Result<ProblemScalar<Prob>> solve(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
+                                    const Sums& sums, Callbacks&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
     static_assert(exact_hinge || SmoothLoss<Loss, Scalar>,
                   "FBPD needs the Crammer-Singer loss (solved exactly through its dual) or a smooth loss "
                   "(value, gradient, curvature, curvature_bound: loss/concepts.hpp)");
@@ -146,8 +160,7 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
       throw std::invalid_argument("FBPD: the Crammer-Singer hinge is solved for multiclass data (one class per "
                                   "sample); this problem is multilabel");
     const Stopwatch clock;
-    detail::FbpdEngine<Loss, Penalty, Formulation, Scalar, Index, Order, Sums> engine(problem, loss_, penalty_,
-                                                                                     options_, sums);
+    detail::FbpdEngine<Loss, Penalty, Formulation, Prob, Sums> engine(problem, loss_, penalty_, options_, sums);
     auto make_model = [&] { return engine.model(); };
     Status status = Status::max_iter;
     if (const std::optional<Status> ended = engine.start(initial)) {

@@ -37,6 +37,7 @@
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
+#include "../../../data/dense_problem.hpp"
 #include "../../../data/problem.hpp"
 #include "../../../loss/crammer_singer.hpp"
 #include "../../../model/linear_model.hpp"
@@ -109,9 +110,11 @@ struct FbpdRestartState {
 /// evaluate_objective(), evaluate_measure(), restart_if_due(), certify() and report(), and at
 /// the end info() and returned_certificate(). The problem, the policies and the options are
 /// held by reference: the engine lives inside one FBPD::run.
-template <class Loss, class Penalty, class Formulation, RealScalar Scalar, StorageIndex Index, int Order,
-          class Sums = LocalSums>
+template <class Loss, class Penalty, class Formulation, TrainingProblem Prob, class Sums = LocalSums>
 class FbpdEngine {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
+
  public:
   // A separation ranking loss (Crammer–Singer) is solved exactly through its dual blocks, whose
   // simplices and epigraph the exact steps below project onto in closed form.
@@ -119,7 +122,7 @@ class FbpdEngine {
   static constexpr bool constrained = std::same_as<Formulation, Constrained>;
 
   /// Allocates the iterates (W = 0, b = 0, and for Crammer–Singer U = Y = 0) and sets ω.
-  FbpdEngine(const Problem<Scalar, Index, Order>& problem, const Loss& loss, const Penalty& penalty,
+  FbpdEngine(const Prob& problem, const Loss& loss, const Penalty& penalty,
              const FBPDOptions& options, const Sums& sample_sums = {})
       : problem_(problem),
         loss_(loss),
@@ -130,7 +133,7 @@ class FbpdEngine {
         d_(problem.n_features()),
         K_(problem.n_classes()),
         intercept_(options.fit_intercept),
-        pass_(n_, d_, K_, intercept_, Order == Eigen::ColMajor, pass_threads(options, problem)),
+        pass_(n_, d_, K_, intercept_, !walks_rows<Prob>, pass_threads(options, problem)),
         reg_(penalty, options.feature_groups, options.groups_per_class, d_, K_),
         rho_(static_cast<Scalar>(exact_hinge ? options.relaxation : 1.0)),
         relaxed_(rho_ != Scalar(1)),
@@ -384,9 +387,12 @@ class FbpdEngine {
   }
 
   /// The threads of a sample pass: those of the option that its gather and scatter,
-  /// 2·nnz(X)·K multiply-adds, keep busy (detail::team_for_work).
-  static int pass_threads(const FBPDOptions& options, const Problem<Scalar, Index, Order>& problem) {
-    const double work = 2.0 * static_cast<double>(problem.X.nnz()) * static_cast<double>(problem.n_classes());
+  /// 2·nnz(X)·K multiply-adds (a dense X: its n·d entries), keep busy (detail::team_for_work).
+  static int pass_threads(const FBPDOptions& options, const Prob& problem) {
+    double entries = 0.0;
+    if constexpr (std::same_as<Prob, DenseProblem<Scalar>>) entries = static_cast<double>(problem.X.size());
+    else entries = static_cast<double>(problem.X.nnz());
+    const double work = 2.0 * entries * static_cast<double>(problem.n_classes());
     return team_for_work(resolve_threads(options.threads), work);
   }
 
@@ -1069,7 +1075,7 @@ class FbpdEngine {
   /// without a dual block (class comment of FBPD, "Smooth losses").
   static constexpr double forward_step = 2.0;
 
-  const Problem<Scalar, Index, Order>& problem_;
+  const Prob& problem_;
   const Loss& loss_;
   const Penalty& penalty_;
   const FBPDOptions& options_;

@@ -22,12 +22,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <span>
 #include <vector>
 
 #include "../../../core/traits.hpp"
+#include "../../../data/dense_problem.hpp"
 #include "../../../data/problem.hpp"
+#include "../../../data/sample_entries.hpp"
 #include "../../sample_sums.hpp"
 
 namespace sparsemc::detail {
@@ -40,9 +43,10 @@ struct DiagonalSteps {
   std::vector<double> sigma0;  ///< per sample
 };
 
-template <RealScalar Scalar, StorageIndex Index, int Order, class Sums = LocalSums>
-DiagonalSteps diagonal_steps(const Problem<Scalar, Index, Order>& problem, bool intercept, bool enabled,
-                             const Sums& sums = {}) {
+template <TrainingProblem Prob, class Sums = LocalSums>
+DiagonalSteps diagonal_steps(const Prob& problem, bool intercept, bool enabled, const Sums& sums = {}) {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   const Eigen::Index n = problem.n_samples(), d = problem.n_features();
   const ClassIndex K = problem.n_classes();
   DiagonalSteps steps{std::vector<double>(static_cast<std::size_t>(d), 1.0), 1.0,
@@ -58,12 +62,19 @@ DiagonalSteps diagonal_steps(const Problem<Scalar, Index, Order>& problem, bool 
     B(j, problem.y.single(static_cast<std::size_t>(i))) += a;
     row_l1[static_cast<std::size_t>(i)] += a;
   };
-  const auto& X = problem.X;
-  for (Index outer = 0; outer < X.outer_size(); ++outer) {
-    for (auto [inner, value] : X.outer(outer)) {
-      const Eigen::Index i = Order == Eigen::RowMajor ? outer : inner;
-      const Eigen::Index j = Order == Eigen::RowMajor ? inner : outer;
-      if (problem.weight(static_cast<Index>(i)) != Scalar(0)) add(i, j, value);
+  if constexpr (std::same_as<Prob, DenseProblem<Scalar>>) {
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (problem.weight(i) != Scalar(0))
+        for (auto [j, value] : sample_entries(problem, i)) add(i, j, value);
+  } else {
+    constexpr bool rows = !Prob::View::is_csc;
+    const auto& X = problem.X;
+    for (Index outer = 0; outer < X.outer_size(); ++outer) {
+      for (auto [inner, value] : X.outer(outer)) {
+        const Eigen::Index i = rows ? outer : inner;
+        const Eigen::Index j = rows ? inner : outer;
+        if (problem.weight(static_cast<Index>(i)) != Scalar(0)) add(i, j, value);
+      }
     }
   }
   double active = 0.0;

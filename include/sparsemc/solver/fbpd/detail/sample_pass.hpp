@@ -10,8 +10,9 @@
 /// nonzero blocks are accumulated into
 ///     G = Σ_i x_i z_iᵀ  (d × K),   g_b = Σ_i z_i  (K, with an intercept)      (the "Tᵀ" side)
 /// With a CSR X the gather and the scatter of a sample touch the same row while it is in cache,
-/// so one pass costs one read of X (nnz(X)·K multiply-adds each way). A CSC X is served by two
-/// Eigen products (S = XW, then G = XᵀZ) around the same per-sample loop.
+/// so one pass costs one read of X (nnz(X)·K multiply-adds each way); a dense X is walked the
+/// same way, by its rows' nonzeros (data/sample_entries.hpp), without a copy. A CSC X is served
+/// by two Eigen products (S = XW, then G = XᵀZ) around the same per-sample loop.
 ///
 /// OpenMP (SPARSEMC_USE_OPENMP): the samples are cut into one contiguous range per thread; each
 /// thread accumulates into its own G, g_b and scalar sums, which are then added in thread order,
@@ -32,7 +33,9 @@
 #endif
 
 #include "../../../core/traits.hpp"
+#include "../../../data/dense_problem.hpp"
 #include "../../../data/problem.hpp"
+#include "../../../data/sample_entries.hpp"
 #include "../../objective.hpp"
 
 namespace sparsemc::detail {
@@ -91,6 +94,13 @@ struct PassThread {
   ClassVector<Scalar> g_b;
 };
 
+/// Whether a pass over `Prob` walks its rows, gathering and scattering each sample's entries
+/// (CSR, dense), or runs two products around the steps (CSC).
+template <class Prob>
+inline constexpr bool walks_rows = true;
+template <RealScalar Scalar, StorageIndex Index>
+inline constexpr bool walks_rows<Problem<Scalar, Index, Eigen::ColMajor>> = false;
+
 template <RealScalar Scalar>
 class SamplePass {
  public:
@@ -115,12 +125,12 @@ class SamplePass {
 
   /// Runs the pass at (W, b) (b ignored without intercept): G, g_b and `sums` receive the
   /// accumulated z blocks and the steps' sums (thread-local, merged in thread order).
-  template <StorageIndex Index, int Order, class Step>
-  void run(const Problem<Scalar, Index, Order>& problem, const ClassMatrix<Scalar>& W, const ClassVector<Scalar>& b,
-           Step&& step, ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b, PassSums& sums) {
+  template <class Prob, class Step>
+  void run(const Prob& problem, const ClassMatrix<Scalar>& W, const ClassVector<Scalar>& b, Step&& step,
+           ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b, PassSums& sums) {
     for (auto& th : threads_state_) th.sums = {};
-    if constexpr (Order == Eigen::RowMajor) {
-      run_csr(problem, W, b, step, G, g_b);
+    if constexpr (walks_rows<Prob>) {
+      run_rows(problem, W, b, step, G, g_b);
     } else {
       run_csc(problem, W, b, step, G, g_b);
     }
@@ -135,7 +145,7 @@ class SamplePass {
     return {begin, end};
   }
 
-  /// s += Σ_j x_ij W_j: over the nonzeros of a CSR row, W row-major with K columns. For K ≤ 10
+  /// s += Σ_j x_ij W_j: over the nonzeros of a row, W row-major with K columns. For K ≤ 10
   /// the class count is a compile-time constant (`KC`), so the K running sums stay in registers
   /// instead of going through memory once per nonzero; KC = 0 is the general loop.
   template <int KC, class Row>
@@ -156,7 +166,7 @@ class SamplePass {
     }
   }
 
-  /// G_j += x_ij z for the nonzeros of a CSR row (z = s, K entries), with the same dispatch.
+  /// G_j += x_ij z for the nonzeros of a row (z = s, K entries), with the same dispatch.
   template <int KC, class Row>
   static void scatter_fixed(const Row& row, const Scalar* s, Scalar* G, Eigen::Index K) {
     if constexpr (KC > 0) {
@@ -201,11 +211,11 @@ class SamplePass {
     with_classes(K, [&]<int KC>() { scatter_fixed<KC>(row, s, G, K); });
   }
 
-  template <StorageIndex Index, class Step>
-  void run_csr(const Problem<Scalar, Index, Eigen::RowMajor>& problem, const ClassMatrix<Scalar>& W,
-               const ClassVector<Scalar>& b, Step& step, ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b) {
+  template <class Prob, class Step>
+  void run_rows(const Prob& problem, const ClassMatrix<Scalar>& W, const ClassVector<Scalar>& b, Step& step,
+                ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b) {
+    using Index = ProblemIndex<Prob>;
     const Eigen::Index n = problem.n_samples(), K = K_;
-    const auto& X = problem.X;
     auto body = [&](int t) {
       PassThread<Scalar>& th = threads_state_[static_cast<std::size_t>(t)];
       ClassMatrix<Scalar>& Gt = t == 0 ? G : th.G;
@@ -216,7 +226,7 @@ class SamplePass {
       const auto [begin, end] = range(n, t);
       for (Eigen::Index i = begin; i < end; ++i) {
         if (problem.weight(static_cast<Index>(i)) == Scalar(0)) continue;
-        const auto row = X.outer(static_cast<Index>(i));
+        const auto row = sample_entries(problem, static_cast<Index>(i));
         if (intercept_) {
           for (Eigen::Index k = 0; k < K; ++k) s[static_cast<std::size_t>(k)] = b[k];
         } else {
