@@ -3,7 +3,8 @@
 rows by their nonzeros.
 
 Fits, on DATA's rows tiled REPEAT times, `--solver sdm` (the default: CrammerSingerSVC(C=1),
-auto's sdm) or `--solver fbpd` (Crammer-Singer with l1l2, alpha = l2 = 1e-3: auto's fbpd),
+auto's sdm), `--solver fbpd` (Crammer-Singer with l1l2, alpha = l2 = 1e-3: auto's fbpd) or
+`--solver fcbcfw` (Crammer-Singer with l1, alpha = 1e-4, l2 = 1e-3: auto's fcbcfw),
 either on the array as it is (`dense`: no copy) or on `scipy.sparse.csr_matrix` of it (`csr`:
 what the estimator did before these solvers took dense arrays; the conversion is timed with
 the fit). Run each mode in its own process: the growth of the peak resident memory during fit()
@@ -30,15 +31,19 @@ def main():
     parser.add_argument("mode", choices=["dense", "csr"])
     parser.add_argument("data", help="a LIBSVM file (.bz2 too)")
     parser.add_argument("repeat", type=int, nargs="?", default=1, help="times the rows are tiled")
-    parser.add_argument("--solver", choices=["sdm", "fbpd"], default="sdm")
+    parser.add_argument("--solver", choices=["sdm", "fbpd", "fcbcfw"], default="sdm")
     args = parser.parse_args()
     X, y = load_svmlight_file(bz2.open(args.data) if args.data.endswith(".bz2") else args.data)
     D, Y = np.tile(X.toarray(), (args.repeat, 1)), np.tile(y, args.repeat)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    estimator = (sparsemc.CrammerSingerSVC(C=1.0) if args.solver == "sdm" else
-                 sparsemc.SparseLinearClassifier(loss="crammer-singer", penalty="l1l2", alpha=1e-3, l2=1e-3,
-                                                 fit_intercept=False))
+    estimator = {
+        "sdm": lambda: sparsemc.CrammerSingerSVC(C=1.0),
+        "fbpd": lambda: sparsemc.SparseLinearClassifier(loss="crammer-singer", penalty="l1l2", alpha=1e-3, l2=1e-3,
+                                                        fit_intercept=False),
+        "fcbcfw": lambda: sparsemc.SparseLinearClassifier(loss="crammer-singer", penalty="l1", alpha=1e-4, l2=1e-3,
+                                                          fit_intercept=False),
+    }[args.solver]()
     clf = estimator.fit(D if args.mode == "dense" else sp.csr_matrix(D), Y)
     seconds = time.perf_counter() - start
     grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024

@@ -834,6 +834,37 @@ TEST_CASE("fcbcfw: l2 refit on the selected support (section 4.3)", "[fcbcfw]") 
   CHECK(std::abs(instance(data, lambda, mu).primal(W) - refit.info.objective) <= 1e-10 * refit.info.objective);
 }
 
+TEST_CASE("fcbcfw: a dense X gives the CSR fit bit for bit (searches, multilabel, threads)", "[fcbcfw][dense]") {
+  // A dense row is read as the CSR row of its nonzeros, in the same order (a row without zeros
+  // in place, here row 0): every step is the CSR fit's.
+  for (const int labels_per_sample : {1, 3}) {
+    const auto data = generate<double>(160, 40, 9, 7, labels_per_sample, 21);
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> X = data.matrix().toDense();
+    X.row(0).setConstant(0.05);
+    const CsrMatrix<double> A = X.sparseView();
+    const CsrProblem<double> csr{.X = CsrView<double>(A), .y = data.labels().view()};
+    const DenseProblem<double> dense{{X.data(), X.rows(), X.cols()}, csr.y, {}};
+    for (const auto search : {FCBCFWSearch::exact, FCBCFWSearch::bi_stochastic}) {
+      for (const int threads : {1, 2}) {
+        INFO(labels_per_sample << " labels a sample, search " << static_cast<int>(search) << ", " << threads
+                               << " threads");
+        const Solver solver({}, {.lambda = 0.001, .mu = 0.02},
+                            {.tol = 1e-6, .seed = 4, .search = search, .class_partitions = 3, .threads = threads});
+        const auto a = solver.solve(csr), b = solver.solve(dense);
+        REQUIRE(b.info.status == Status::converged);
+        CHECK(a.weight == b.weight);
+        CHECK(a.weight_class == b.weight_class);
+        CHECK(a.dual == b.dual);
+        CHECK(a.info.epochs == b.info.epochs);
+        CHECK(a.info.objective == b.info.objective);
+        const auto warm_csr = solver.fit(csr, solver.fit(csr).model);
+        const auto warm_dense = solver.fit(dense, solver.fit(dense).model);
+        CHECK(warm_csr.info.objective == warm_dense.info.objective);
+      }
+    }
+  }
+}
+
 TEST_CASE("fcbcfw: warm start from a model", "[fcbcfw]") {
   const auto data = generate<double>(200, 60, 10, 8, 1, 55);
   const auto problem = data.problem<Eigen::RowMajor>();

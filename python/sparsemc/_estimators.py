@@ -181,9 +181,8 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
     without a copy (the solver's other layout, if it needs one, is built once). A C-contiguous
     numpy array of ``dtype`` reaches the solvers that fit a dense design without a copy (fista
     — auto's choice for the squared hinge, Huber hinge and logistic losses when there are fewer
-    features than samples —, sdm and fbpd — auto's choices for the Crammer–Singer SVM with the
-    ridge term alone and with l1l2 or l1linf, which walk each row's nonzeros — and the GLS
-    family); an F-ordered one is copied once into C order,
+    features than samples —, the Crammer–Singer solvers sdm, fbpd and fcbcfw, which walk each
+    row's nonzeros, and the GLS family); an F-ordered one is copied once into C order,
     and for the other solvers a numpy array becomes CSR once. Any other input (COO, unsorted
     indices, integer values, or a dtype other than ``dtype``) is converted once. With
     ``early_stopping`` the training and held-out rows are copied.

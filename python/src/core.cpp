@@ -445,7 +445,7 @@ bool takes_dense(const py::dict& settings, const std::string& solver, py::ssize_
 
 /// A fit on a dense X (C-contiguous n × d, float32/float64: not copied, nor are the sample
 /// weights) by a family that takes one (`takes_dense`: the generalized least squares family,
-/// fista, sdm, fbpd and fbpd-epi), warm-started from `init` if given (linear fits).
+/// fista, sdm, fbpd, fbpd-epi and fcbcfw), warm-started from `init` if given (linear fits).
 py::object fit_dense(const py::array& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
                      const std::optional<py::array>& sample_weight, const std::optional<py::dict>& init,
                      py::object progress, bool every_epoch) {

@@ -150,18 +150,20 @@ def test_dense_arrays_reach_fista_without_a_copy(dna):
 
 
 # Solvers that walk a dense array's rows by their nonzeros, with an estimator auto gives them
-# and how close their dense fit is to the CSR one: sdm's arithmetic is the CSR fit's, fbpd's
-# power method and certificate take matrix products on a dense X.
+# and how close their dense fit is to the CSR one: sdm's and fcbcfw's arithmetic is the CSR
+# fit's, fbpd's power method and certificate take matrix products on a dense X.
 DENSE_ROW_SOLVERS = [
     ("sdm", lambda **kw: CrammerSingerSVC(C=1.0, **kw), 0.0),
     ("fbpd", lambda **kw: SparseLinearClassifier(loss="crammer-singer", penalty="l1l2", alpha=1e-3, l2=1e-3,
                                                  fit_intercept=False, **kw), 1e-9),
+    ("fcbcfw", lambda **kw: SparseLinearClassifier(loss="crammer-singer", penalty="l1", alpha=1e-4, l2=1e-3,
+                                                   fit_intercept=False, **kw), 0.0),
 ]
 
 
 @pytest.mark.parametrize("solver,make,rel", DENSE_ROW_SOLVERS, ids=[s[0] for s in DENSE_ROW_SOLVERS])
 def test_dense_arrays_reach_row_solvers_without_a_copy(dna, solver, make, rel):
-    """auto's sdm (ridge-only Crammer-Singer) and fbpd (Crammer-Singer with l1l2) walk a
+    """auto's sdm (ridge-only Crammer-Singer), fbpd (with l1l2) and fcbcfw (with l1) walk a
     C-contiguous array's rows by their nonzeros: no numpy allocation of X's size, and the CSR
     fit's model."""
     X, y, _, _ = dna

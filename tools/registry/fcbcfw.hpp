@@ -3,8 +3,9 @@
 /// Registers `fcbcfw`: FCBCFW<CrammerSinger, L1 | NoPenalty>, PD-Sparse's fully-corrective
 /// block-coordinate Frank-Wolfe on the dual (Yen et al. 2016; solver/fcbcfw/fcbcfw.hpp), for
 /// the Crammer-Singer loss (multilabel: separation ranking) with the elastic net, mu > 0,
-/// no intercept (use --bias), CSR data. `auto` picks it for crammer-singer when mu > 0, unless
-/// sdm takes the problem (lambda = 0 on multiclass data: tools/registry/sdm.hpp).
+/// no intercept (use --bias), CSR data or a dense design. `auto` picks it for crammer-singer
+/// when mu > 0, unless sdm takes the problem (lambda = 0 on multiclass data:
+/// tools/registry/sdm.hpp).
 
 #include <sparsemc/solver/fcbcfw/fcbcfw.hpp>
 
@@ -18,6 +19,8 @@ struct FcbcfwFamily {
   template <class Loss, class Penalty>
   static constexpr bool accepts = FCBCFWAccepts<Loss, Penalty>;
   static constexpr int layout = Eigen::RowMajor;
+  /// A dense design too (DenseProblem: its rows read as CSR rows of their nonzeros, no copy of X).
+  static constexpr bool takes_dense = true;
   static constexpr const char* name = "fcbcfw";
   static constexpr const char* summary =
       "PD-Sparse fully-corrective block-coordinate Frank-Wolfe on the dual (Yen et al. 2016)";

@@ -21,6 +21,7 @@
 #include "../../core/status.hpp"
 #include "../../core/traits.hpp"
 #include "../../core/validate.hpp"
+#include "../../data/dense_problem.hpp"
 #include "../../data/problem.hpp"
 #include "../../loss/crammer_singer.hpp"
 #include "../../penalty/l1.hpp"
@@ -185,6 +186,9 @@ concept FCBCFWAccepts =
 /// `converged` means the relative duality gap of (1), (F(W) − D(α))/max(|F(W)|, 10⁻¹²) with
 /// D(α) = −μG(α), is ≤ tol at an epoch's end (with `refit_l2`: the refitted problem's gap).
 ///
+/// X is a CSR `Problem` or a `DenseProblem`, whose rows are read as CSR rows of their nonzeros
+/// (one scan of the row per read, no copy of X).
+///
 /// Implementation notes: docs/fcbcfw.md.
 ///
 /// \code
@@ -229,6 +233,56 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
   /// Solves (1) on a CSR problem; returns W and α in sparse form (see FCBCFWSolution).
   template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
   FCBCFWSolution<Scalar> solve(const CsrProblem<Scalar, Index>& problem, Callbacks&&... callbacks) const {
+    return solve_on(problem, callbacks...);
+  }
+  /// The same on a dense problem.
+  template <RealScalar Scalar, class... Callbacks>
+  FCBCFWSolution<Scalar> solve(const DenseProblem<Scalar>& problem, Callbacks&&... callbacks) const {
+    return solve_on(problem, callbacks...);
+  }
+
+  /// Solves (1) and returns the model and the information block.
+  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
+    requires(!std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> && ...)  // that is a warm start
+  Result<Scalar> fit(const CsrProblem<Scalar, Index>& problem, Callbacks&&... callbacks) const {
+    return fit_from(problem, nullptr, callbacks...);
+  }
+  /// The same on a dense problem.
+  template <RealScalar Scalar, class... Callbacks>
+    requires(!std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> && ...)
+  Result<Scalar> fit(const DenseProblem<Scalar>& problem, Callbacks&&... callbacks) const {
+    return fit_from(problem, nullptr, callbacks...);
+  }
+
+  /// Warm start from `initial` (seeds the active sets; see the class comment).
+  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
+  Result<Scalar> fit(const CsrProblem<Scalar, Index>& problem, const LinearModel<Scalar>& initial,
+                     Callbacks&&... callbacks) const {
+    return fit_from(problem, &initial, callbacks...);
+  }
+  template <RealScalar Scalar, class... Callbacks>
+  Result<Scalar> fit(const DenseProblem<Scalar>& problem, const LinearModel<Scalar>& initial,
+                     Callbacks&&... callbacks) const {
+    return fit_from(problem, &initial, callbacks...);
+  }
+
+  /// A CSC problem is a compile-time error: the method walks samples.
+  template <RealScalar Scalar, StorageIndex Index, class... Rest>
+  void fit(const CscProblem<Scalar, Index>&, Rest&&...) const {
+    static_assert(sizeof(Scalar) == 0,
+                  "FCBCFW walks samples: pass a CsrProblem (Dataset::problem<Eigen::RowMajor>()) or a DenseProblem.");
+  }
+
+ private:
+  template <TrainingProblem Prob>
+  struct Run {
+    detail::fcbcfw::Engine<Prob> engine;
+    SolverInfo info;
+  };
+
+  template <TrainingProblem Prob, class... Callbacks>
+  FCBCFWSolution<ProblemScalar<Prob>> solve_on(const Prob& problem, Callbacks&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
     auto [engine, info] = run(problem, nullptr, false, callbacks...);
     FCBCFWSolution<Scalar> out;
     out.n_features = static_cast<std::int64_t>(problem.n_features());
@@ -243,34 +297,6 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
     return out;
   }
 
-  /// Solves (1) and returns the model and the information block.
-  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
-    requires(!std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> && ...)  // that is a warm start
-  Result<Scalar> fit(const CsrProblem<Scalar, Index>& problem, Callbacks&&... callbacks) const {
-    return fit_from(problem, nullptr, callbacks...);
-  }
-
-  /// Warm start from `initial` (seeds the active sets; see the class comment).
-  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
-  Result<Scalar> fit(const CsrProblem<Scalar, Index>& problem, const LinearModel<Scalar>& initial,
-                     Callbacks&&... callbacks) const {
-    return fit_from(problem, &initial, callbacks...);
-  }
-
-  /// A CSC problem is a compile-time error: the method walks samples.
-  template <RealScalar Scalar, StorageIndex Index, class... Rest>
-  void fit(const CscProblem<Scalar, Index>&, Rest&&...) const {
-    static_assert(sizeof(Scalar) == 0,
-                  "FCBCFW walks samples: pass a CsrProblem (Dataset::problem<Eigen::RowMajor>()).");
-  }
-
- private:
-  template <RealScalar Scalar, StorageIndex Index>
-  struct Run {
-    detail::fcbcfw::Engine<Scalar, Index> engine;
-    SolverInfo info;
-  };
-
   [[nodiscard]] ModelProvenance provenance(Status status) const {
     ModelProvenance p;
     p.loss = std::string(Loss::name);
@@ -283,8 +309,8 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
   }
 
   /// The options resolved for a problem (search mode, ν, the speed-up rate of §4.4).
-  template <RealScalar Scalar, StorageIndex Index>
-  [[nodiscard]] detail::fcbcfw::Settings settings(const CsrProblem<Scalar, Index>& problem) const {
+  template <TrainingProblem Prob>
+  [[nodiscard]] detail::fcbcfw::Settings settings(const Prob& problem, double nonzeros) const {
     detail::fcbcfw::Settings s;
     s.lambda = lambda();
     s.mu = static_cast<double>(penalty_.mu);
@@ -299,7 +325,7 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
     s.speedup = options_.speedup;
     if (s.speedup == 0.0) {
       const double n = problem.n_samples(), D = problem.n_features();
-      const double nnz = std::max<double>(static_cast<double>(problem.X.nnz()), 1.0);
+      const double nnz = std::max(nonzeros, 1.0);
       const double C = 1.0 / (s.mu * n);
       const double rate = std::min(5.0 * D * K / (C * nnz * std::log(std::max(K, 2.0))), nnz / (5.0 * n));
       s.speedup = std::max(1.0, std::ceil(rate));
@@ -322,14 +348,17 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
 
   /// The solve. With `may_return_kept` (fit), a stop by a callback that keeps its own best model
   /// leaves the last iterate unevaluated: fit returns the kept model instead.
-  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
-  Run<Scalar, Index> run(const CsrProblem<Scalar, Index>& problem, const std::type_identity_t<LinearModel<Scalar>>* initial,
-                         bool may_return_kept, Callbacks&... callbacks) const {
+  template <TrainingProblem Prob, class... Callbacks>
+  Run<Prob> run(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial, bool may_return_kept,
+                Callbacks&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
     problem.validate();
     if (initial != nullptr)
       detail::check_warm_start("FCBCFW", *initial, static_cast<std::int64_t>(problem.n_features()),
                                static_cast<std::int64_t>(problem.n_classes()));
-    Run<Scalar, Index> r{detail::fcbcfw::Engine<Scalar, Index>(problem, settings(problem)), {}};
+    auto rows = detail::fcbcfw::sample_rows(problem, resolve_threads(options_.threads));
+    const detail::fcbcfw::Settings resolved = settings(problem, static_cast<double>(rows.nnz()));
+    Run<Prob> r{detail::fcbcfw::Engine<Prob>(problem, std::move(rows), resolved), {}};
     if (initial != nullptr) r.engine.seed_active_sets(*initial);
     notify_begin(callbacks...);
     r.info = r.engine.run([&](const EpochReport& report) {
@@ -346,9 +375,10 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
     return r;
   }
 
-  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
-  Result<Scalar> fit_from(const CsrProblem<Scalar, Index>& problem, const std::type_identity_t<LinearModel<Scalar>>* initial,
-                          Callbacks&... callbacks) const {
+  template <TrainingProblem Prob, class... Callbacks>
+  Result<ProblemScalar<Prob>> fit_from(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
+                                       Callbacks&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
     auto [engine, info] = run(problem, initial, true, callbacks...);
     // The held-out early stop returns its best model (PD-Sparse's -h/-e behaviour).
     const LinearModel<Scalar>* best = nullptr;

@@ -17,6 +17,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
@@ -24,12 +25,14 @@
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/stopwatch.hpp"
+#include "../../../data/dense_problem.hpp"
 #include "../../../data/problem.hpp"
 #include "../../../model/linear_model.hpp"
 #include "../../../prox/bi_simplex.hpp"
 #include "../../../prox/simplex.hpp"
 #include "../../duality_gap.hpp"
 #include "../../objective.hpp"
+#include "dense_rows.hpp"
 #include "feature_rows.hpp"
 #include "scores.hpp"
 
@@ -92,11 +95,27 @@ LinearModel<Scalar> model_from_feature_rows(std::int64_t n_features, ClassIndex 
                              std::move(weights), typename LinearModel<Scalar>::Vector(), std::move(labels));
 }
 
+/// X's rows as the engine reads them, by `outer(i)`: a CSR view, or a dense X's rows gathered
+/// as CSR rows by `team` threads at most.
 template <RealScalar Scalar, StorageIndex Index>
+CsrView<Scalar, Index> sample_rows(const CsrProblem<Scalar, Index>& problem, int /*team*/) {
+  return problem.X;
+}
+template <RealScalar Scalar>
+GatheredDenseRows<Scalar> sample_rows(const DenseProblem<Scalar>& problem, int team) {
+  return {problem.X, team};
+}
+
+template <TrainingProblem Prob>
 class Engine {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
+  using Rows = decltype(sample_rows(std::declval<const Prob&>(), 1));
+
  public:
-  Engine(const CsrProblem<Scalar, Index>& problem, const Settings& settings)
-      : X_(problem.X), y_(problem.y), s_(settings), rng_(settings.seed) {
+  /// `rows`: sample_rows(problem, settings.team).
+  Engine(const Prob& problem, Rows rows, const Settings& settings)
+      : X_(std::move(rows)), y_(problem.y), s_(settings), rng_(settings.seed) {
     const auto n = static_cast<std::size_t>(X_.rows());
     const ClassIndex K = y_.n_classes();
     tau_ = s_.lambda / s_.mu;
@@ -803,7 +822,7 @@ class Engine {
   static constexpr std::size_t prefetch_table_distance = 16;
   static constexpr std::size_t prefetch_entry_distance = 8;
 
-  CsrView<Scalar, Index> X_;
+  Rows X_;
   LabelView y_;
   Settings s_;
   Rng rng_;
