@@ -130,16 +130,10 @@ class FBPD : public detail::SolverBase<FBPD<Loss, Penalty, Formulation>, Loss, P
   }
 
  private:
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
-                     Callbacks&... callbacks) const {
-    return solve(problem, initial, LocalSums{}, callbacks...);
-  }
-
-  /// A dense X: its rows walked by their nonzeros as CSR rows are (no copy).
-  template <RealScalar Scalar, class... Callbacks>
-  Result<Scalar> run(const DenseProblem<Scalar>& problem, const LinearModel<Scalar>* initial,
-                     Callbacks&... callbacks) const {
+  /// A CSR, CSC or dense problem (a dense X's rows are walked by their nonzeros, no copy).
+  template <TrainingProblem Prob, class... Callbacks>
+  Result<ProblemScalar<Prob>> run(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
+                                  Callbacks&... callbacks) const {
     return solve(problem, initial, LocalSums{}, callbacks...);
   }
 
