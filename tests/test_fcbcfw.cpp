@@ -842,7 +842,7 @@ TEST_CASE("fcbcfw: a dense X gives the CSR fit bit for bit (searches, multilabel
     Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> X = data.matrix().toDense();
     X.row(0).setConstant(0.05);
     const CsrMatrix<double> A = X.sparseView();
-    const CsrProblem<double> csr{.X = CsrView<double>(A), .y = data.labels().view()};
+    const CsrProblem<double> csr{CsrView<double>(A), data.labels().view(), {}, 0};
     const DenseProblem<double> dense{{X.data(), X.rows(), X.cols()}, csr.y, {}};
     for (const auto search : {FCBCFWSearch::exact, FCBCFWSearch::bi_stochastic}) {
       for (const int threads : {1, 2}) {
