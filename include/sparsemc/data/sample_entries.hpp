@@ -66,4 +66,9 @@ template <RealScalar Scalar>
   return {problem.X.data() + i * problem.X.cols(), problem.X.cols()};
 }
 
+/// A problem whose samples `sample_entries` walks: CSR or dense (a CSC X scatters a sample
+/// over its columns).
+template <class Prob>
+concept SampleRowProblem = requires(const Prob& problem, typename Prob::index_type i) { sample_entries(problem, i); };
+
 }  // namespace sparsemc

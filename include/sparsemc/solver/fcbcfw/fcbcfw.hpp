@@ -23,6 +23,7 @@
 #include "../../core/validate.hpp"
 #include "../../data/dense_problem.hpp"
 #include "../../data/problem.hpp"
+#include "../../data/sample_entries.hpp"
 #include "../../loss/crammer_singer.hpp"
 #include "../../penalty/l1.hpp"
 #include "../../penalty/none.hpp"
@@ -230,61 +231,11 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
     else return static_cast<double>(penalty_.lambda);
   }
 
-  /// Solves (1) on a CSR problem; returns W and α in sparse form (see FCBCFWSolution).
-  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
-  FCBCFWSolution<Scalar> solve(const CsrProblem<Scalar, Index>& problem, Callbacks&&... callbacks) const {
-    return solve_on(problem, callbacks...);
-  }
-  /// The same on a dense problem.
-  template <RealScalar Scalar, class... Callbacks>
-  FCBCFWSolution<Scalar> solve(const DenseProblem<Scalar>& problem, Callbacks&&... callbacks) const {
-    return solve_on(problem, callbacks...);
-  }
-
-  /// Solves (1) and returns the model and the information block.
-  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
-    requires(!std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> && ...)  // that is a warm start
-  Result<Scalar> fit(const CsrProblem<Scalar, Index>& problem, Callbacks&&... callbacks) const {
-    return fit_from(problem, nullptr, callbacks...);
-  }
-  /// The same on a dense problem.
-  template <RealScalar Scalar, class... Callbacks>
-    requires(!std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<Scalar>> && ...)
-  Result<Scalar> fit(const DenseProblem<Scalar>& problem, Callbacks&&... callbacks) const {
-    return fit_from(problem, nullptr, callbacks...);
-  }
-
-  /// Warm start from `initial` (seeds the active sets; see the class comment).
-  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
-  Result<Scalar> fit(const CsrProblem<Scalar, Index>& problem, const LinearModel<Scalar>& initial,
-                     Callbacks&&... callbacks) const {
-    return fit_from(problem, &initial, callbacks...);
-  }
-  template <RealScalar Scalar, class... Callbacks>
-  Result<Scalar> fit(const DenseProblem<Scalar>& problem, const LinearModel<Scalar>& initial,
-                     Callbacks&&... callbacks) const {
-    return fit_from(problem, &initial, callbacks...);
-  }
-
-  /// A CSC problem is a compile-time error: the method walks samples.
-  template <RealScalar Scalar, StorageIndex Index, class... Rest>
-  void fit(const CscProblem<Scalar, Index>&, Rest&&...) const {
-    static_assert(sizeof(Scalar) == 0,
-                  "FCBCFW walks samples: pass a CsrProblem (Dataset::problem<Eigen::RowMajor>()) or a DenseProblem.");
-  }
-
- private:
-  template <TrainingProblem Prob>
-  struct Run {
-    detail::fcbcfw::Engine<Prob> engine;
-    SolverInfo info;
-  };
-
+  /// Solves (1) on a CSR or a dense problem; returns W and α in sparse form (see FCBCFWSolution).
   template <TrainingProblem Prob, class... Callbacks>
-  FCBCFWSolution<ProblemScalar<Prob>> solve_on(const Prob& problem, Callbacks&... callbacks) const {
-    using Scalar = ProblemScalar<Prob>;
+  FCBCFWSolution<ProblemScalar<Prob>> solve(const Prob& problem, Callbacks&&... callbacks) const {
     auto [engine, info] = run(problem, nullptr, false, callbacks...);
-    FCBCFWSolution<Scalar> out;
+    FCBCFWSolution<ProblemScalar<Prob>> out;
     out.n_features = static_cast<std::int64_t>(problem.n_features());
     out.n_classes = problem.n_classes();
     engine.export_weights(out.weight_ptr, out.weight_class, out.weight);
@@ -296,6 +247,27 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
     notify_end(info, callbacks...);
     return out;
   }
+
+  /// Solves (1) and returns the model and the information block.
+  template <TrainingProblem Prob, class... Callbacks>
+    requires(!std::same_as<std::remove_cvref_t<Callbacks>, LinearModel<ProblemScalar<Prob>>> && ...)  // a warm start
+  Result<ProblemScalar<Prob>> fit(const Prob& problem, Callbacks&&... callbacks) const {
+    return fit_from(problem, nullptr, callbacks...);
+  }
+
+  /// Warm start from `initial` (seeds the active sets; see the class comment).
+  template <TrainingProblem Prob, class... Callbacks>
+  Result<ProblemScalar<Prob>> fit(const Prob& problem, const LinearModel<ProblemScalar<Prob>>& initial,
+                                  Callbacks&&... callbacks) const {
+    return fit_from(problem, &initial, callbacks...);
+  }
+
+ private:
+  template <TrainingProblem Prob>
+  struct Run {
+    detail::fcbcfw::Engine<Prob> engine;
+    SolverInfo info;
+  };
 
   [[nodiscard]] ModelProvenance provenance(Status status) const {
     ModelProvenance p;
@@ -351,6 +323,8 @@ class FCBCFW : public detail::SolverParts<Loss, Penalty, FCBCFWOptions> {
   template <TrainingProblem Prob, class... Callbacks>
   Run<Prob> run(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial, bool may_return_kept,
                 Callbacks&... callbacks) const {
+    static_assert(SampleRowProblem<Prob>,
+                  "FCBCFW walks samples: pass a CsrProblem (Dataset::problem<Eigen::RowMajor>()) or a DenseProblem.");
     using Scalar = ProblemScalar<Prob>;
     problem.validate();
     if (initial != nullptr)

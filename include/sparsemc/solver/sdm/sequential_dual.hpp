@@ -139,44 +139,32 @@ class SequentialDual
   }
 
  private:
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
-                     Callbacks&... callbacks) const {
-    static_assert(Order == Eigen::RowMajor,
+  /// A CSR or a dense problem (a dense X walked by its rows' nonzeros, no copy).
+  template <TrainingProblem Prob, class... Callbacks>
+  Result<ProblemScalar<Prob>> run(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
+                                  Callbacks&... callbacks) const {
+    static_assert(SampleRowProblem<Prob>,
                   "SequentialDual visits the data sample by sample: it needs a CSR problem "
                   "(Dataset::problem<Eigen::RowMajor>() or a CsrView) or a DenseProblem.");
-    if constexpr (Order == Eigen::RowMajor) {
-      return solve_on(problem, initial, callbacks...);
+    if constexpr (SampleRowProblem<Prob>) {
+      problem.validate();
+      if (problem.y.multilabel())
+        throw std::invalid_argument("SequentialDual::fit: the data is multilabel; the sequential dual method "
+                                    "solves the multiclass Crammer-Singer SVM (use FCBCFW)");
+      std::vector<Label> labels = detail::cold_start_labels(problem.n_classes());
+      if (initial != nullptr) {
+        detail::check_warm_start("SequentialDual", *initial, static_cast<std::int64_t>(problem.n_features()),
+                                 static_cast<std::int64_t>(problem.n_classes()));
+        labels = initial->labels();
+      }
+      const double bias = initial ? initial->provenance().bias : -1.0;
+      // The class lists (n × K entries) take two bytes an entry while K fits them.
+      if (problem.n_classes() <= std::numeric_limits<std::uint16_t>::max())
+        return solve_with<Engine<Prob, std::uint16_t>>(problem, std::move(labels), bias, callbacks...);
+      return solve_with<Engine<Prob, ClassIndex>>(problem, std::move(labels), bias, callbacks...);
     } else {
       return {};
     }
-  }
-
-  /// A dense X, walked by its rows' nonzeros (no copy).
-  template <RealScalar Scalar, class... Callbacks>
-  Result<Scalar> run(const DenseProblem<Scalar>& problem, const LinearModel<Scalar>* initial,
-                     Callbacks&... callbacks) const {
-    return solve_on(problem, initial, callbacks...);
-  }
-
-  template <class Prob, class... Callbacks>
-  Result<ProblemScalar<Prob>> solve_on(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
-                                       Callbacks&... callbacks) const {
-    problem.validate();
-    if (problem.y.multilabel())
-      throw std::invalid_argument("SequentialDual::fit: the data is multilabel; the sequential dual method "
-                                  "solves the multiclass Crammer-Singer SVM (use FCBCFW)");
-    std::vector<Label> labels = detail::cold_start_labels(problem.n_classes());
-    if (initial != nullptr) {
-      detail::check_warm_start("SequentialDual", *initial, static_cast<std::int64_t>(problem.n_features()),
-                               static_cast<std::int64_t>(problem.n_classes()));
-      labels = initial->labels();
-    }
-    const double bias = initial ? initial->provenance().bias : -1.0;
-    // The class lists (n × K entries) take two bytes an entry while K fits them.
-    if (problem.n_classes() <= std::numeric_limits<std::uint16_t>::max())
-      return solve_with<Engine<Prob, std::uint16_t>>(problem, std::move(labels), bias, callbacks...);
-    return solve_with<Engine<Prob, ClassIndex>>(problem, std::move(labels), bias, callbacks...);
   }
 
   /// The solve by `SolverEngine`, its certificate, and the model built once α is freed.

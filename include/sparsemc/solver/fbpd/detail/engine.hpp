@@ -133,7 +133,7 @@ class FbpdEngine {
         d_(problem.n_features()),
         K_(problem.n_classes()),
         intercept_(options.fit_intercept),
-        pass_(n_, d_, K_, intercept_, !walks_rows<Prob>, pass_threads(options, problem)),
+        pass_(n_, d_, K_, intercept_, !SampleRowProblem<Prob>, pass_threads(options, problem)),
         reg_(penalty, options.feature_groups, options.groups_per_class, d_, K_),
         rho_(static_cast<Scalar>(exact_hinge ? options.relaxation : 1.0)),
         relaxed_(rho_ != Scalar(1)),

@@ -94,13 +94,6 @@ struct PassThread {
   ClassVector<Scalar> g_b;
 };
 
-/// Whether a pass over `Prob` walks its rows, gathering and scattering each sample's entries
-/// (CSR, dense), or runs two products around the steps (CSC).
-template <class Prob>
-inline constexpr bool walks_rows = true;
-template <RealScalar Scalar, StorageIndex Index>
-inline constexpr bool walks_rows<Problem<Scalar, Index, Eigen::ColMajor>> = false;
-
 template <RealScalar Scalar>
 class SamplePass {
  public:
@@ -129,7 +122,7 @@ class SamplePass {
   void run(const Prob& problem, const ClassMatrix<Scalar>& W, const ClassVector<Scalar>& b, Step&& step,
            ClassMatrix<Scalar>& G, ClassVector<Scalar>& g_b, PassSums& sums) {
     for (auto& th : threads_state_) th.sums = {};
-    if constexpr (walks_rows<Prob>) {
+    if constexpr (SampleRowProblem<Prob>) {  // CSR, dense: gather and scatter each sample's entries
       run_rows(problem, W, b, step, G, g_b);
     } else {
       run_csc(problem, W, b, step, G, g_b);
