@@ -299,7 +299,7 @@ double eso_ratio() {
   spread.reserve(n, d);
   std::vector<std::size_t> blocks(d);
   std::iota(blocks.begin(), blocks.end(), std::size_t{0});
-  spread.measure(problem, std::span<const std::size_t>(blocks), A, 0.0);
+  spread.measure(problem, problem.X, std::span<const std::size_t>(blocks), A, 0.0);
   const ClassVector<double> no_intercept;
   double worst = 0.0;
   for (int trial = 0; trial < 12; ++trial) {
@@ -933,4 +933,55 @@ TEST_CASE("fit_path: one result per lambda, lambda >= lambda_max gives W = 0", "
   }
   CHECK(results.back().model.nnz_rows() > 0);
   CHECK_THROWS_WITH(solver.fit_path(problem, std::span<const double>(std::vector<double>{-1.0})), Catch::Contains("lambda"));
+}
+
+/// X of `rp` as a column-major dense matrix, and as the CSC matrix that stores all of its n·d
+/// entries (the zeros too): the dense columns' walk is that matrix's.
+template <class Scalar>
+struct DenseColumnsOf {
+  explicit DenseColumnsOf(const RandomProblem<Scalar>& rp) : X(rp.A.toDense()), stored(X.rows(), X.cols()) {
+    std::vector<Eigen::Triplet<Scalar, std::int32_t>> every;
+    for (Eigen::Index j = 0; j < X.cols(); ++j)
+      for (Eigen::Index i = 0; i < X.rows(); ++i)
+        every.emplace_back(static_cast<std::int32_t>(i), static_cast<std::int32_t>(j), X(i, j));
+    stored.setFromTriplets(every.begin(), every.end());
+    stored.makeCompressed();
+  }
+  Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> X;
+  Eigen::SparseMatrix<Scalar, Eigen::ColMajor, std::int32_t> stored;
+};
+
+TEMPLATE_TEST_CASE("BlockCD on a column-major dense X: the fit of its stored CSC bit for bit, the CSC optimum",
+                   "[bcd][dense]", SPARSEMC_TEST_SCALARS) {
+  using Scalar = TestType;
+  const RandomProblem<Scalar> rp(160, 24, 4, 0.4, 23, true);
+  const DenseColumnsOf<Scalar> columns(rp);
+  const DenseProblem<Scalar, Eigen::ColMajor> dense{{columns.X.data(), columns.X.rows(), columns.X.cols()},
+                                                     rp.labels.view(), rp.weights};
+  const CscProblem<Scalar> stored{CscView<Scalar>(columns.stored), rp.labels.view(), rp.weights};
+  const double tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-8;
+  const double eps = std::numeric_limits<Scalar>::epsilon();
+  auto check = [&](const auto& solver, const char* what) {
+    INFO(what);
+    const auto a = solver.fit(stored), b = solver.fit(dense), sparse = solver.fit(rp.problem());
+    REQUIRE(b.info.status == Status::converged);
+    CHECK(a.model.dense() == b.model.dense());
+    CHECK(a.info.epochs == b.info.epochs);
+    CHECK(a.info.objective == b.info.objective);
+    // The certificate's products X·W and Xᵀ·D are Eigen's dense ones here: the same gap up to
+    // their rounding.
+    CHECK(std::abs(a.info.duality_gap - b.info.duality_gap) <= 100 * eps * a.info.objective);
+    // The zeros change the work counts (the certificate's schedule), not the optimum.
+    CHECK(std::abs(b.info.objective - sparse.info.objective) <= 2 * tol * sparse.info.objective);
+    const auto warm = solver.fit(dense, b.model);
+    CHECK(warm.info.status == Status::converged);
+    CHECK(warm.info.objective <= b.info.objective * (1 + tol));
+  };
+  check(BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 1e-2}, {.tol = tol, .fit_intercept = true}),
+        "bcd-ls, squared hinge + l1l2, intercept");
+  check(BlockCD<Logistic, L1, TsengYun>({}, {.lambda = 1e-2, .mu = 1e-3}, {.tol = tol}), "bcd-ls, logistic + l1");
+  check(BlockCD<SquaredHinge, L1L2, RichtarikTakac>({}, {.lambda = 1e-2}, {.tol = tol, .seed = 4, .threads = 2}),
+        "bcd-cst, parallel rounds on two threads");
+  check(BlockCD<OvrSquaredHinge, L1, TsengYun>({}, {.lambda = 1e-2}, {.tol = tol, .threads = 2}),
+        "bcd-ls, one-vs-rest class ranges on two threads");
 }

@@ -312,3 +312,44 @@ TEST_CASE("scd: without a penalty and mu = 0 there is no certificate: max_iter w
   CHECK(result.info.relative_gap == 1.0);
   CHECK(result.model.nnz() > 0);  // it did optimise: W = 0 is not returned as "converged"
 }
+
+TEMPLATE_TEST_CASE("scd on a column-major dense X: the fit of its stored CSC bit for bit, the CSC optimum",
+                   "[scd][dense]", SPARSEMC_TEST_SCALARS) {
+  using Scalar = TestType;
+  const RandomProblem<Scalar> rp(140, 20, 4, 0.4, 29, true);
+  // X dense (column-major), and the CSC matrix that stores all of its entries, zeros too.
+  const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> X = rp.A.toDense();
+  std::vector<Eigen::Triplet<Scalar, std::int32_t>> every;
+  for (Eigen::Index j = 0; j < X.cols(); ++j)
+    for (Eigen::Index i = 0; i < X.rows(); ++i)
+      every.emplace_back(static_cast<std::int32_t>(i), static_cast<std::int32_t>(j), X(i, j));
+  Eigen::SparseMatrix<Scalar, Eigen::ColMajor, std::int32_t> all(X.rows(), X.cols());
+  all.setFromTriplets(every.begin(), every.end());
+  all.makeCompressed();
+  const DenseProblem<Scalar, Eigen::ColMajor> dense{{X.data(), X.rows(), X.cols()}, rp.labels.view(), rp.weights};
+  const CscProblem<Scalar> stored{CscView<Scalar>(all), rp.labels.view(), rp.weights};
+  const double tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-7;
+  const double eps = std::numeric_limits<Scalar>::epsilon();
+  auto check = [&](const auto& solver, const char* what) {
+    INFO(what);
+    const auto a = solver.fit(stored), b = solver.fit(dense), sparse = solver.fit(rp.problem());
+    REQUIRE(b.info.status == Status::converged);
+    CHECK(a.model.dense() == b.model.dense());
+    CHECK(a.info.epochs == b.info.epochs);
+    // F and the gap of the returned model come from the products X·W and Xᵀ·D, Eigen's dense
+    // ones here: equal up to their rounding.
+    CHECK(std::abs(a.info.objective - b.info.objective) <= 100 * eps * a.info.objective);
+    CHECK(std::abs(a.info.duality_gap - b.info.duality_gap) <= 100 * eps * a.info.objective);
+    CHECK(std::abs(b.info.objective - sparse.info.objective) <= 2 * tol * sparse.info.objective);
+    const auto warm = solver.fit(dense, b.model);
+    CHECK(warm.info.status == Status::converged);
+    CHECK(warm.info.objective <= b.info.objective * (1 + tol));
+  };
+  check(SCD<OvrSquaredHinge, L1, Adaptive>({}, {.lambda = 0.01}, {.tol = tol, .seed = 2, .fit_intercept = true,
+                                                                   .threads = 1}),
+        "scd, one-vs-rest + l1, intercept");
+  check(SCD<OvrSquaredHinge, L1, Adaptive>({}, {.lambda = 0.01}, {.tol = tol, .seed = 2, .threads = 2}),
+        "scd, one-vs-rest + l1, class ranges on two threads");
+  check(SCD<Logistic, L1, Smooth>({}, {.lambda = 0.005, .mu = 0.01}, {.tol = tol, .seed = 5, .threads = 1}),
+        "scd, logistic + l1");
+}

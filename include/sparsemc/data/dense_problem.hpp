@@ -1,14 +1,18 @@
 #pragma once
 /// \file dense_problem.hpp
-/// A training problem over a dense design matrix: X (n × d, samples in rows, row-major,
-/// caller-owned memory), the per-sample class sets y and the sample costs c_i of objective (1).
-/// The dense counterpart of `Problem` (problem.hpp) for solvers that work on dense features —
-/// images, random Fourier features — such as the generalized least squares family
-/// (solver/gls/). Like `Problem` it owns nothing.
+/// A training problem over a dense design matrix: X (n × d, caller-owned memory), the
+/// per-sample class sets y and the sample costs c_i of objective (1). The dense counterpart of
+/// `Problem` (problem.hpp) for dense features — images, random Fourier features, numpy arrays.
+/// Like `Problem` it owns nothing, and like `Problem` its `Order` is the layout a solver walks:
+/// row-major (the default, C order) for the solvers that visit X sample by sample or by
+/// products (GLS, FISTA, FBPD, FCBCFW, sdm), column-major (Fortran order) for the coordinate
+/// solvers that visit it feature by feature (BlockCD, SCD).
 ///
 /// \code
 ///   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> Z = ...;  // n × d
 ///   sparsemc::DenseProblem<double> problem{.X = {Z.data(), Z.rows(), Z.cols()}, .y = labels.view()};
+///   Eigen::MatrixXd F = Z;                                                          // column-major
+///   sparsemc::DenseProblem<double, Eigen::ColMajor> columns{.X = {F.data(), F.rows(), F.cols()}, .y = labels.view()};
 /// \endcode
 
 #include <cmath>
@@ -21,12 +25,13 @@
 
 namespace sparsemc {
 
-template <RealScalar Scalar>
+template <RealScalar Scalar, int Order = Eigen::RowMajor>
 struct DenseProblem {
   using scalar_type = Scalar;
   using index_type = Eigen::Index;
+  static constexpr int storage_order = Order;
 
-  DenseRowView<Scalar> X{nullptr, 0, 0};  ///< n samples × d features, row-major
+  DenseView<Scalar, Order> X{nullptr, 0, 0};  ///< n samples × d features
   LabelView y;                            ///< class set of every sample, K = y.n_classes()
   std::span<const Scalar> sample_weights; ///< c_i (sample × class weight); empty means all 1
 
@@ -60,8 +65,8 @@ struct DenseProblem {
 };
 
 /// X as an Eigen expression for `X * W` and `X.transpose() * D` (the map itself).
-template <RealScalar Scalar>
-[[nodiscard]] const DenseRowView<Scalar>& design(const DenseProblem<Scalar>& problem) noexcept {
+template <RealScalar Scalar, int Order>
+[[nodiscard]] const DenseView<Scalar, Order>& design(const DenseProblem<Scalar, Order>& problem) noexcept {
   return problem.X;
 }
 

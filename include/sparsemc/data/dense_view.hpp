@@ -9,10 +9,15 @@
 
 namespace sparsemc {
 
-template <RealScalar Scalar>
-using DenseRowView = Eigen::Map<const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+/// `Order`: Eigen::RowMajor (samples contiguous, C order) or Eigen::ColMajor (features
+/// contiguous, Fortran order).
+template <RealScalar Scalar, int Order>
+using DenseView = Eigen::Map<const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Order>>;
 
 template <RealScalar Scalar>
-using DenseColView = Eigen::Map<const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>>;
+using DenseRowView = DenseView<Scalar, Eigen::RowMajor>;
+
+template <RealScalar Scalar>
+using DenseColView = DenseView<Scalar, Eigen::ColMajor>;
 
 }  // namespace sparsemc

@@ -162,7 +162,7 @@ class CrammerSinger::CoordinateKernel : public kernels::CoordinateCache<Scalar, 
   using Column = typename Base::Column;
   static constexpr bool mirror_symmetric = false;
 
-  CoordinateKernel(const CrammerSinger&, const CscProblem<Scalar, Index>& problem, std::size_t, bool) {
+  CoordinateKernel(const CrammerSinger&, const TrainingProblem auto& problem, std::size_t, bool) {
     Base::allocate_base(problem);
     S_.assign(n_ * K_, Scalar(0));
     hi_.assign(n_, Scalar(0));
@@ -174,7 +174,7 @@ class CrammerSinger::CoordinateKernel : public kernels::CoordinateCache<Scalar, 
     refresh();
   }
 
-  void set_scores(const CscView<Scalar, Index>& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
+  void set_scores(const auto& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
     for (std::size_t r = 0; r < K_; ++r) this->class_scores(X, W, b, static_cast<ClassIndex>(r), S_.data() + r * n_);
     refresh();
   }

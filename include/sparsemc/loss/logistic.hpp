@@ -201,7 +201,7 @@ class Logistic::BlockKernel : public kernels::ScoreCache<Scalar, Index, true> {
     Array G_y;
   };
 
-  BlockKernel(const Logistic&, const Problem<Scalar, Index, Eigen::ColMajor>& problem, std::size_t max_column) {
+  BlockKernel(const Logistic&, const TrainingProblem auto& problem, std::size_t max_column) {
     Base::allocate(problem, max_column);
     own_ = workspace();
     em1_.resize(static_cast<Eigen::Index>(stride_));
@@ -367,7 +367,7 @@ class Logistic::CoordinateKernel : public kernels::CoordinateCache<Scalar, Index
   /// sup p(1 − p) = ¼.
   [[nodiscard]] static constexpr double kappa() noexcept { return 0.25; }
 
-  CoordinateKernel(const Logistic&, const CscProblem<Scalar, Index>& problem, std::size_t max_column, bool) {
+  CoordinateKernel(const Logistic&, const TrainingProblem auto& problem, std::size_t max_column, bool) {
     Base::allocate_base(problem);
     S_.assign(n_ * K_, Scalar(0));
     E_.assign(n_ * K_, Scalar(1));
@@ -383,7 +383,7 @@ class Logistic::CoordinateKernel : public kernels::CoordinateCache<Scalar, Index
     refresh();
   }
 
-  void set_scores(const CscView<Scalar, Index>& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
+  void set_scores(const auto& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
     for (std::size_t r = 0; r < K_; ++r) this->class_scores(X, W, b, static_cast<ClassIndex>(r), S_.data() + r * n_);
     refresh();
   }

@@ -163,7 +163,7 @@ class OvrSquaredHinge::BlockKernel : public kernels::ScoreCache<Scalar, Index, t
     Array a, on, G_y, H_y;
   };
 
-  BlockKernel(const OvrSquaredHinge&, const Problem<Scalar, Index, Eigen::ColMajor>& problem,
+  BlockKernel(const OvrSquaredHinge&, const TrainingProblem auto& problem,
               std::size_t max_column) {
     Base::allocate(problem, max_column);
     own_ = workspace();
@@ -368,7 +368,7 @@ class OvrSquaredHinge::CoordinateKernel : public kernels::CoordinateCache<Scalar
   static constexpr bool mirror_symmetric = true;
   static constexpr bool constant_bound = true;
 
-  CoordinateKernel(const OvrSquaredHinge&, const CscProblem<Scalar, Index>& problem, std::size_t max_column,
+  CoordinateKernel(const OvrSquaredHinge&, const TrainingProblem auto& problem, std::size_t max_column,
                    bool mirror)
       : mirror_(mirror) {
     Base::allocate_base(problem);
@@ -386,7 +386,7 @@ class OvrSquaredHinge::CoordinateKernel : public kernels::CoordinateCache<Scalar
   /// sup ∂²ℓ/∂s_r² = 2.
   [[nodiscard]] static constexpr double kappa() noexcept { return 2.0; }
 
-  void set_scores(const CscView<Scalar, Index>& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
+  void set_scores(const auto& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
     for (std::size_t slot = 0; slot < slots_; ++slot) {
       Scalar* slack = slack_.data() + slot * n_;
       const Scalar* yc = signed_cost_.data() + slot * n_;

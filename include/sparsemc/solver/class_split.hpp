@@ -29,8 +29,10 @@ namespace sparsemc::detail {
 
 /// The base of a solver's class ranges: `Engine` needs objective(), weights() and
 /// gap_spent(); `Extra` is what the solver keeps per range beside its engine.
-template <class Engine, RealScalar Scalar, StorageIndex Index, class Extra = std::monostate>
+template <class Engine, TrainingProblem Prob, class Extra = std::monostate>
 class ClassSplit {
+  using Scalar = ProblemScalar<Prob>;
+
  public:
   /// The whole iterate: the ranges' models' columns of W and entries of b side by side.
   [[nodiscard]] LinearModel<Scalar> model() {
@@ -70,7 +72,7 @@ class ClassSplit {
     ClassIndex first = 0;
     ClassIndex size = 0;
     LabelSets y;
-    CscProblem<Scalar, Index> problem;
+    std::optional<Prob> problem;  // set once (a dense X's Eigen::Map is not assignable as a view)
     Extra extra{};
     std::unique_ptr<Engine> engine;
     bool finished = false;
@@ -80,7 +82,7 @@ class ClassSplit {
   /// Cuts the K classes of `problem` into `ranges` contiguous ranges of sizes ⌊K/ranges⌋ or
   /// one more (at most K; X and the sample weights shared, the class sets cut), and takes the
   /// labels and bias of the warm start `initial` (checked to have the problem's d and K).
-  ClassSplit(const CscProblem<Scalar, Index>& problem, const LinearModel<Scalar>* initial, const char* solver,
+  ClassSplit(const Prob& problem, const LinearModel<Scalar>* initial, const char* solver,
              bool intercept, int team, int ranges)
       : team_(team), K_(problem.n_classes()), d_(problem.n_features()), intercept_(intercept) {
     const ClassIndex count = std::min<ClassIndex>(ranges, K_);
@@ -92,8 +94,8 @@ class ClassSplit {
       range.first = static_cast<ClassIndex>(static_cast<std::int64_t>(K_) * r / count);
       range.size = static_cast<ClassIndex>(static_cast<std::int64_t>(K_) * (r + 1) / count) - range.first;
       range.y = class_range(problem.y, range.first, range.size);
-      range.problem = CscProblem<Scalar, Index>{
-          .X = problem.X, .y = range.y.view(), .sample_weights = problem.sample_weights, .n_total = problem.n_total};
+      range.problem.emplace(problem);
+      range.problem->y = range.y.view();
     }
     if (initial != nullptr) {
       check_warm_start(solver, *initial, d_, K_);

@@ -294,8 +294,8 @@ void update_dual_gradient(const Problem<Scalar, Index, Order>& problem, GapWorks
 }
 
 /// update_dual_gradient for a dense X: a rank-one update of G per moved sample.
-template <RealScalar Scalar>
-void update_dual_gradient(const DenseProblem<Scalar>& problem, GapWorkspace<Scalar>& work, double /*moved*/) {
+template <RealScalar Scalar, int Order>
+void update_dual_gradient(const DenseProblem<Scalar, Order>& problem, GapWorkspace<Scalar>& work, double /*moved*/) {
   const Eigen::VectorXd& phi = work.sample_scale;
   for (Eigen::Index i = 0; i < phi.size(); ++i) {
     if (!(phi[i] < 1.0)) continue;
@@ -389,8 +389,8 @@ Eigen::Index sample_factors(const Problem<Scalar, Index, Order>& problem, double
 
 /// The factors φ_i of (G3) for a dense X: each sample's smallest factor over its nonzero
 /// features.
-template <RealScalar Scalar>
-Eigen::Index sample_factors(const DenseProblem<Scalar>& problem, double lambda, GapWorkspace<Scalar>& work) {
+template <RealScalar Scalar, int Order>
+Eigen::Index sample_factors(const DenseProblem<Scalar, Order>& problem, double lambda, GapWorkspace<Scalar>& work) {
   const Eigen::Index n = problem.n_samples();
   work.sample_scale.setOnes(n);
   for (Eigen::Index j = 0; j < problem.n_features(); ++j) {

@@ -202,8 +202,8 @@ void compute_scores(const Problem<Scalar, Index, Order>& problem, ClassMatrixRef
 /// S = XW + 1bᵀ for a dense X: Eigen's matrix product, the rows of S split into `team`
 /// contiguous ranges (one product each; inside the parallel region Eigen's own product runs
 /// serially, with one thread it may use OpenMP's default team in OpenMP builds).
-template <RealScalar Scalar>
-void compute_scores(const DenseProblem<Scalar>& problem, ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b,
+template <RealScalar Scalar, int Order>
+void compute_scores(const DenseProblem<Scalar, Order>& problem, ClassMatrixRef<Scalar> W, ClassVectorRef<Scalar> b,
                     ClassMatrix<Scalar>& S, int team = 1) {
   S.resize(problem.n_samples(), W.cols());
   detail::split_rows(team, S.rows(), static_cast<double>(problem.X.size()) * static_cast<double>(W.cols()),
@@ -242,6 +242,23 @@ void compute_scores(const Problem<Scalar, Index, Order>& problem, const LinearMo
         for (auto [k, w_k] : model.row(static_cast<std::size_t>(r))) s[k] += x_ij * w_k;
       }
     }
+  }
+}
+
+/// The same for a dense X: the model's stored rows, each against its column of X.
+template <RealScalar Scalar, int Order>
+void compute_scores(const DenseProblem<Scalar, Order>& problem, const LinearModel<Scalar>& model,
+                    ClassMatrix<Scalar>& S) {
+  const auto& X = problem.X;
+  S.resize(X.rows(), model.n_classes());
+  if (model.has_intercept()) S.rowwise() = model.intercept().transpose();
+  else S.setZero();
+  const auto& support = model.support();
+  for (std::size_t r = 0; r < support.size() && support[r] < static_cast<std::int64_t>(X.cols()); ++r) {
+    const auto w = model.row(r);
+    const auto x_j = X.col(static_cast<Eigen::Index>(support[r]));
+    for (Eigen::Index i = 0; i < X.rows(); ++i)
+      for (auto [k, w_k] : w) S(i, k) += x_j[i] * w_k;
   }
 }
 
@@ -306,8 +323,8 @@ void weight_gradient(const Problem<Scalar, Index, Order>& problem, ClassMatrixRe
 
 /// ∇_W L = XᵀD (d × K) for a dense X: the rows of G (column blocks of X) split into `team`
 /// contiguous ranges, one matrix product each.
-template <RealScalar Scalar>
-void weight_gradient(const DenseProblem<Scalar>& problem, ClassMatrixRef<Scalar> D, ClassMatrix<Scalar>& G,
+template <RealScalar Scalar, int Order>
+void weight_gradient(const DenseProblem<Scalar, Order>& problem, ClassMatrixRef<Scalar> D, ClassMatrix<Scalar>& G,
                      int team = 1) {
   G.resize(problem.n_features(), D.cols());
   detail::split_rows(team, G.rows(), static_cast<double>(problem.X.size()) * static_cast<double>(D.cols()),

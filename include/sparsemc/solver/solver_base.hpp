@@ -105,9 +105,10 @@ class SolverParts {
 /// SolverParts plus the fit entry points of `Solver` (CRTP; Solver befriends its base). Model
 /// is what a fit returns inside `Output` and what a warm start takes (LinearModel, or
 /// StagedModel for the staged solvers); with `AcceptsDense` the same two entry points take a
-/// DenseProblem too.
+/// DenseProblem too, in the layout `DenseOrder` (row-major for the solvers that read X by
+/// samples or by products, column-major for the coordinate solvers).
 template <class Solver, class Loss, class Penalty, class Options, template <class> class Model = LinearModel,
-          template <class> class Output = Result, bool AcceptsDense = false>
+          template <class> class Output = Result, bool AcceptsDense = false, int DenseOrder = Eigen::RowMajor>
 class SolverBase : public SolverParts<Loss, Penalty, Options> {
  public:
   /// Solves (1) from W = 0, b = 0; callbacks run once per epoch or iteration (core/callbacks.hpp).
@@ -127,12 +128,12 @@ class SolverBase : public SolverParts<Loss, Penalty, Options> {
   /// The same on a dense problem (solvers that take one).
   template <RealScalar Scalar, class... Callbacks>
     requires(AcceptsDense && !(std::same_as<std::remove_cvref_t<Callbacks>, Model<Scalar>> || ...))
-  Output<Scalar> fit(const DenseProblem<Scalar>& problem, Callbacks&&... callbacks) const {
+  Output<Scalar> fit(const DenseProblem<Scalar, DenseOrder>& problem, Callbacks&&... callbacks) const {
     return solver().run(problem, static_cast<const Model<Scalar>*>(nullptr), callbacks...);
   }
   template <RealScalar Scalar, class... Callbacks>
     requires AcceptsDense
-  Output<Scalar> fit(const DenseProblem<Scalar>& problem, const Model<Scalar>& initial,
+  Output<Scalar> fit(const DenseProblem<Scalar, DenseOrder>& problem, const Model<Scalar>& initial,
                      Callbacks&&... callbacks) const {
     return solver().run(problem, &initial, callbacks...);
   }

@@ -12,7 +12,8 @@
 /// max-shifted exponentials, so gradients and curvatures cost no exponential).
 ///
 /// A loss owns its kernel: it declares a member class template `BlockKernel<Scalar, Index>`
-/// (loss/squared_hinge.hpp shows one), built from (loss, CSC problem, longest column) and
+/// (loss/squared_hinge.hpp shows one), built from (loss, problem, longest column) — the problem
+/// CSC or column-major dense, its columns walked through data/feature_columns.hpp — and
 /// deriving from `ScoreCache` below; `BlockKernelFor` finds it, and falls back to
 /// `GenericBlockKernel` for a SmoothLoss that declares none. Every kernel offers, for a column
 /// (x_ij)_{i ∈ supp(x_j)} given as a SparseSlice:
@@ -101,7 +102,7 @@ class ScoreCache {
 
   /// S = XW + 1bᵀ for a row-major d × K matrix W (only its nonzero rows are read) and b
   /// (null for b = 0).
-  void set_scores(const CscView<Scalar, Index>& X, const Scalar* W, const Scalar* b) {
+  void set_scores(const auto& X, const Scalar* W, const Scalar* b) {
     for (std::size_t i = 0; i < n_; ++i) {
       Scalar* s = row(i);
       for (std::size_t r = 0; r < K_; ++r) s[r] = b != nullptr ? b[r] : Scalar(0);
@@ -126,7 +127,7 @@ class ScoreCache {
 
  protected:
   /// Sizes the cache for a problem; `max_column` is the largest |supp(x_j)| a step will touch.
-  void allocate(const Problem<Scalar, Index, Eigen::ColMajor>& problem, std::size_t max_column) {
+  void allocate(const TrainingProblem auto& problem, std::size_t max_column) {
     n_ = static_cast<std::size_t>(problem.n_samples());
     K_ = static_cast<std::size_t>(problem.n_classes());
     stride_ = stride_for(K_);
@@ -234,7 +235,7 @@ class GenericBlockKernel : public ScoreCache<Scalar, Index, false> {
     std::vector<Scalar> g, h;
   };
 
-  GenericBlockKernel(const Loss& loss, const Problem<Scalar, Index, Eigen::ColMajor>& problem, std::size_t max_column)
+  GenericBlockKernel(const Loss& loss, const TrainingProblem auto& problem, std::size_t max_column)
       : loss_(loss) {
     Base::allocate(problem, max_column);
     own_ = workspace();

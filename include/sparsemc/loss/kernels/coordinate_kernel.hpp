@@ -30,12 +30,13 @@
 /// with no kernel of its own. No allocation after construction.
 ///
 /// A loss owns its kernel: it declares a member class template `CoordinateKernel<Scalar,
-/// Index>` (each loss header defines its own below the loss), built from (loss, CSC problem,
-/// longest column, mirror) and deriving from `CoordinateCache`; `CoordinateKernelFor` finds it,
+/// Index>` (each loss header defines its own below the loss), built from (loss, problem (CSC or
+/// column-major dense), longest column, mirror) and deriving from `CoordinateCache`; `CoordinateKernelFor` finds it,
 /// and falls back to `GenericCoordinateKernel`. The members every kernel offers (Column = a
 /// SparseSlice of X, or the all-ones intercept column), with the flags `mirror_symmetric`
 /// (the K = 2 binary reduction, one-vs-rest only) and `constant_bound`:
-///   set_scores(X, W, b)         scores s_i = Wᵀx_i + b (null W or b = 0) and the cache from them
+///   set_scores(X, W, b)         scores s_i = Wᵀx_i + b (null W or b = 0) and the cache from them,
+///                               X the problem's feature_columns
 ///   partial<Need>(col, r)       a'(0), and a''(0) and/or L_jr as `Need` asks (smooth losses;
 ///                               kernels with `constant_bound` leave L_jr = kappa()·(1/n)Σc_i x_ij²
 ///                               to the caller, who knows the column sums)
@@ -120,7 +121,7 @@ class CoordinateCache {
   using Column = SparseSlice<Scalar, Index>;
 
  protected:
-  void allocate_base(const CscProblem<Scalar, Index>& problem) {
+  void allocate_base(const TrainingProblem auto& problem) {
     n_ = static_cast<std::size_t>(problem.n_samples());
     K_ = static_cast<std::size_t>(problem.n_classes());
     y_ = problem.y;
@@ -142,7 +143,7 @@ class CoordinateCache {
 
   /// s_:r = X W_:r + b_r into out (n values); null W or b counts as zero. O(nnz of the columns
   /// with W_jr ≠ 0).
-  void class_scores(const CscView<Scalar, Index>& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b,
+  void class_scores(const auto& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b,
                     ClassIndex r, Scalar* out) const {
     const Scalar offset = (b != nullptr && b->size() > 0) ? (*b)[r] : Scalar(0);
     std::fill(out, out + n_, offset);
@@ -179,7 +180,7 @@ class GenericCoordinateKernel : public CoordinateCache<Scalar, Index> {
   /// L_jr = kappa() · (1/n) Σ_i c_i x_ij², computed by the caller.
   static constexpr bool constant_bound = true;
 
-  GenericCoordinateKernel(const Loss& loss, const CscProblem<Scalar, Index>& problem, std::size_t max_column,
+  GenericCoordinateKernel(const Loss& loss, const TrainingProblem auto& problem, std::size_t max_column,
                           bool)
       : loss_(loss) {
     Base::allocate_base(problem);
@@ -193,7 +194,7 @@ class GenericCoordinateKernel : public CoordinateCache<Scalar, Index> {
   /// curvature_bound(K): it bounds every diagonal entry of the Hessian.
   [[nodiscard]] double kappa() const noexcept { return kappa_; }
 
-  void set_scores(const CscView<Scalar, Index>& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
+  void set_scores(const auto& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
     std::vector<Scalar> column(n_);
     for (std::size_t r = 0; r < K_; ++r) {
       this->class_scores(X, W, b, static_cast<ClassIndex>(r), column.data());

@@ -51,7 +51,7 @@ class WestonWatkinsBlockKernel : public ScoreCache<Scalar, Index, true> {
     Array a, on, G_y, H_y;
   };
 
-  WestonWatkinsBlockKernel(const Loss& loss, const Problem<Scalar, Index, Eigen::ColMajor>& problem,
+  WestonWatkinsBlockKernel(const Loss& loss, const TrainingProblem auto& problem,
                            std::size_t max_column)
       : margin_(loss.margin()) {
     Base::allocate(problem, max_column);
@@ -179,7 +179,7 @@ class WestonWatkinsCoordinateKernel : public CoordinateCache<Scalar, Index> {
   /// L_jr depends on which samples have class r: accumulated by `partial`.
   static constexpr bool constant_bound = false;
 
-  WestonWatkinsCoordinateKernel(const Loss& loss, const CscProblem<Scalar, Index>& problem, std::size_t max_column,
+  WestonWatkinsCoordinateKernel(const Loss& loss, const TrainingProblem auto& problem, std::size_t max_column,
                                 bool)
       : margin_(loss.margin()) {
     Base::allocate_base(problem);
@@ -192,7 +192,7 @@ class WestonWatkinsCoordinateKernel : public CoordinateCache<Scalar, Index> {
     refresh();
   }
 
-  void set_scores(const CscView<Scalar, Index>& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
+  void set_scores(const auto& X, const ClassMatrix<Scalar>* W, const ClassVector<Scalar>* b) {
     for (std::size_t r = 0; r < K_; ++r) this->class_scores(X, W, b, static_cast<ClassIndex>(r), S_.data() + r * n_);
     refresh();
   }

@@ -28,6 +28,7 @@
 #include "../../core/stopwatch.hpp"
 #include "../../core/traits.hpp"
 #include "../../core/validate.hpp"
+#include "../../data/feature_columns.hpp"
 #include "../../data/problem.hpp"
 #include "../../loss/concepts.hpp"
 #include "../../model/linear_model.hpp"
@@ -73,6 +74,9 @@ concept BlockCDAccepts = SmoothLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, 
 /// RichtarikTakac takes τ blocks at once (Richtárik & Takáč's parallel coordinate descent with
 /// the ESO step, richtarik_takac.hpp) and TsengYun's cyclic sweep runs on one thread.
 ///
+/// X is walked feature by feature: a CSC problem, or a column-major DenseProblem (a Fortran-
+/// ordered array, read in place, its zeros walked as entries: data/feature_columns.hpp).
+///
 /// Implementation notes: docs/bcd.md; threads: docs/parallel.md.
 ///
 /// \code
@@ -87,8 +91,10 @@ concept BlockCDAccepts = SmoothLoss<Loss, Scalar> && sparsemc::Penalty<Penalty, 
 ///   auto refined = next.fit(train.problem<Eigen::ColMajor>(), result.model);
 /// \endcode
 template <class Loss, class Penalty, class StepRule = TsengYun>
-class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss, Penalty, BlockCDOptions<StepRule>> {
-  using Base = detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss, Penalty, BlockCDOptions<StepRule>>;
+class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss, Penalty, BlockCDOptions<StepRule>,
+                                          LinearModel, Result, true, Eigen::ColMajor> {
+  using Base = detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss, Penalty, BlockCDOptions<StepRule>, LinearModel,
+                                  Result, true, Eigen::ColMajor>;
   friend Base;
 
  public:
@@ -111,17 +117,15 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
   /// gradients of the sequential strong rule at λ_k (Options::screening). Result k is exactly
   /// what `fit` warm-started from result k−1 would have to reach: the same stopping test.
   /// Callbacks run once per epoch of every solve (core/callbacks.hpp; `notify_end` once per λ).
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  std::vector<Result<Scalar>> fit_path(const Problem<Scalar, Index, Order>& problem, std::span<const double> lambdas,
-                                       Callbacks&&... callbacks) const {
+  template <TrainingProblem Prob, class... Callbacks>
+  std::vector<Result<ProblemScalar<Prob>>> fit_path(const Prob& problem, std::span<const double> lambdas,
+                                                    Callbacks&&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
+    static_assert(FeatureColumnProblem<Prob>, "BlockCD::fit_path needs a CSC or a column-major dense problem");
     for (const double l : lambdas) detail::require_nonnegative("lambda", l);
     std::vector<Result<Scalar>> out;
-    if constexpr (Order == Eigen::ColMajor) {
-      check_policies<Scalar>();
-      solve<Scalar, Index>(problem, static_cast<const LinearModel<Scalar>*>(nullptr), lambdas, out, callbacks...);
-    } else {
-      static_assert(Order == Eigen::ColMajor, "BlockCD::fit_path needs a CSC problem");
-    }
+    check_policies<Scalar>();
+    solve(problem, static_cast<const LinearModel<Scalar>*>(nullptr), lambdas, out, callbacks...);
     return out;
   }
 
@@ -136,30 +140,28 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
                   "(penalty/concepts.hpp).");
   }
 
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
-                     Callbacks&... callbacks) const {
-    static_assert(Order == Eigen::ColMajor,
+  template <TrainingProblem Prob, class... Callbacks>
+  Result<ProblemScalar<Prob>> run(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
+                                  Callbacks&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
+    static_assert(FeatureColumnProblem<Prob>,
                   "BlockCD walks the data feature by feature: it needs a CSC problem "
-                  "(Dataset::problem<Eigen::ColMajor>() or a CscView).");
+                  "(Dataset::problem<Eigen::ColMajor>() or a CscView) or a column-major DenseProblem.");
     check_policies<Scalar>();
-    if constexpr (Order == Eigen::ColMajor) {
-      const double lambda = static_cast<double>(penalty_.lambda);
-      std::vector<Result<Scalar>> out;
-      solve<Scalar, Index>(problem, initial, std::span<const double>(&lambda, 1), out, callbacks...);
-      return std::move(out.front());
-    } else {
-      return {};
-    }
+    const double lambda = static_cast<double>(penalty_.lambda);
+    std::vector<Result<Scalar>> out;
+    solve(problem, initial, std::span<const double>(&lambda, 1), out, callbacks...);
+    return std::move(out.front());
   }
 
   /// Solves (1) for each λ of `lambdas` (in order, each warm-started from the previous),
   /// appending one result per λ to `out`: the engine's setup (detail/engine.hpp) — or, where (1)
   /// separates over the classes and Options::threads gives more than one thread, one engine
   /// per range of classes side by side (detail/class_ranges.hpp) — then the points.
-  template <RealScalar Scalar, StorageIndex Index, class... Callbacks>
-  void solve(const CscProblem<Scalar, Index>& problem, const LinearModel<Scalar>* initial,
-             std::span<const double> lambdas, std::vector<Result<Scalar>>& out, Callbacks&... callbacks) const {
+  template <FeatureColumnProblem Prob, class... Callbacks>
+  void solve(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial, std::span<const double> lambdas,
+             std::vector<Result<ProblemScalar<Prob>>>& out, Callbacks&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
     problem.validate();
     if (!Loss::supports_multilabel && problem.y.multilabel())
       throw std::invalid_argument("BlockCD::fit: the " + std::string(Loss::name) +
@@ -168,14 +170,13 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
     if constexpr (ClassSeparableLoss<Loss> && EntrywisePenalty<Penalty, Scalar>) {
       const int team = resolve_threads(options_.threads);
       if (team > 1 && problem.n_classes() > 1) {
-        detail::ClassRanges<Loss, Penalty, StepRule, Scalar, Index> ranges(problem, loss_, penalty_, options_,
-                                                                           lambdas, initial, team,
-                                                                           ranges_per_thread * team);
+        detail::ClassRanges<Loss, Penalty, StepRule, Prob> ranges(problem, loss_, penalty_, options_, lambdas, initial,
+                                                                  team, ranges_per_thread * team);
         return solve_points(ranges, clock, lambdas.size(), out, callbacks...);
       }
     }
-    detail::BcdEngine<Loss, Penalty, StepRule, Scalar, Index> engine(problem, loss_, penalty_, options_, lambdas,
-                                                                     initial, resolve_threads(options_.threads));
+    detail::BcdEngine<Loss, Penalty, StepRule, Prob> engine(problem, loss_, penalty_, options_, lambdas, initial,
+                                                            resolve_threads(options_.threads));
     solve_points(engine, clock, lambdas.size(), out, callbacks...);
   }
 

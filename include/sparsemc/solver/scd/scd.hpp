@@ -25,6 +25,7 @@
 #include "../../core/status.hpp"
 #include "../../core/stopwatch.hpp"
 #include "../../core/traits.hpp"
+#include "../../data/feature_columns.hpp"
 #include "../../data/problem.hpp"
 #include "../../loss/concepts.hpp"
 #include "../../model/linear_model.hpp"
@@ -70,6 +71,9 @@ concept SCDAccepts = ConjugateLoss<Loss, Scalar> && EntrywisePenalty<Penalty, Sc
 /// counterpart's eq. 11 of Blondel et al.); the certified optimum is the serial one
 /// (detail/class_ranges.hpp, docs/parallel.md).
 ///
+/// X is walked feature by feature: a CSC problem, or a column-major DenseProblem (a Fortran-
+/// ordered array, read in place, its zeros walked as entries: data/feature_columns.hpp).
+///
 /// Implementation notes: docs/scd.md.
 ///
 /// \code
@@ -86,8 +90,10 @@ concept SCDAccepts = ConjugateLoss<Loss, Scalar> && EntrywisePenalty<Penalty, Sc
 ///   auto averaged = rda.fit(problem, history);
 /// \endcode
 template <class Loss, class Penalty, class Variant = Adaptive>
-class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty, SCDOptions<Variant>> {
-  using Base = detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty, SCDOptions<Variant>>;
+class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty, SCDOptions<Variant>, LinearModel,
+                                      Result, true, Eigen::ColMajor> {
+  using Base = detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty, SCDOptions<Variant>, LinearModel, Result,
+                                  true, Eigen::ColMajor>;
   friend Base;
 
  public:
@@ -101,12 +107,13 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
   SCD(Loss loss, Penalty penalty, Options options = {}) : Base(std::move(loss), std::move(penalty), std::move(options)) {}
 
  private:
-  template <RealScalar Scalar, StorageIndex Index, int Order, class... Callbacks>
-  Result<Scalar> run(const Problem<Scalar, Index, Order>& problem, const LinearModel<Scalar>* initial,
-                     Callbacks&... callbacks) const {
-    static_assert(Order == Eigen::ColMajor,
+  template <TrainingProblem Prob, class... Callbacks>
+  Result<ProblemScalar<Prob>> run(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
+                                  Callbacks&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
+    static_assert(FeatureColumnProblem<Prob>,
                   "SCD walks the data feature by feature: it needs a CSC problem "
-                  "(Dataset::problem<Eigen::ColMajor>() or a CscView).");
+                  "(Dataset::problem<Eigen::ColMajor>() or a CscView) or a column-major DenseProblem.");
     if constexpr (Variant::dual_averaging)
       static_assert(BoundedSubgradientLoss<Loss, Scalar>,
                     "SCD<…, NonsmoothRDA> needs a loss whose subgradients are bounded by 1 (BoundedSubgradientLoss, "
@@ -122,24 +129,21 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
     static_assert(EntrywisePenalty<Penalty, Scalar>,
                   "SCD updates single weights: it needs an entrywise penalty with prox_entry and violation_entry "
                   "(penalty/concepts.hpp): L1 or NoPenalty. Row penalties (L1L2, L1Linf) need BlockCD.");
-    if constexpr (Order == Eigen::ColMajor) {
-      problem.validate();
-      const auto coordinates = static_cast<std::uint64_t>(problem.n_features() + 1) *
-                               static_cast<std::uint64_t>(problem.n_classes());
-      if (coordinates <= std::numeric_limits<std::uint32_t>::max())
-        return solve<Scalar, Index, std::uint32_t>(problem, initial, callbacks...);
-      return solve<Scalar, Index, std::uint64_t>(problem, initial, callbacks...);
-    } else {
-      return {};
-    }
+    problem.validate();
+    const auto coordinates =
+        static_cast<std::uint64_t>(problem.n_features() + 1) * static_cast<std::uint64_t>(problem.n_classes());
+    if (coordinates <= std::numeric_limits<std::uint32_t>::max())
+      return solve<std::uint32_t>(problem, initial, callbacks...);
+    return solve<std::uint64_t>(problem, initial, callbacks...);
   }
 
   /// The solve: the engine (or, on several threads for a one-vs-rest loss with K > 2, the
   /// class ranges of detail/class_ranges.hpp) set up, then run(). `Coord` is the integer type of
   /// coordinate ids k = j·K' + slot.
-  template <RealScalar Scalar, StorageIndex Index, class Coord, class... Callbacks>
-  Result<Scalar> solve(const CscProblem<Scalar, Index>& problem, const LinearModel<Scalar>* initial,
-                       Callbacks&... callbacks) const {
+  template <class Coord, FeatureColumnProblem Prob, class... Callbacks>
+  Result<ProblemScalar<Prob>> solve(const Prob& problem, const LinearModel<ProblemScalar<Prob>>* initial,
+                                    Callbacks&... callbacks) const {
+    using Scalar = ProblemScalar<Prob>;
     if (!Loss::supports_multilabel && problem.y.multilabel())
       throw std::invalid_argument("SCD::fit: the " + std::string(Loss::name) +
                                   " loss is multiclass but some sample has not exactly one class");
@@ -148,12 +152,12 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
     if constexpr (ClassSeparableLoss<Loss> && !Variant::dual_averaging) {
       const int team = resolve_threads(options_.threads);
       if (team > 1 && problem.n_classes() > 2) {
-        detail::ScdClassRanges<Loss, Penalty, Variant, Scalar, Index, Coord> ranges(
+        detail::ScdClassRanges<Loss, Penalty, Variant, Prob, Coord> ranges(
             problem, loss_, penalty_, options_, initial, team, ranges_per_thread * team);
         return run<Scalar>(ranges, clock, callbacks...);
       }
     }
-    detail::ScdEngine<Loss, Penalty, Variant, Scalar, Index, Coord> engine(problem, loss_, penalty_, options_, initial);
+    detail::ScdEngine<Loss, Penalty, Variant, Prob, Coord> engine(problem, loss_, penalty_, options_, initial);
     return run<Scalar>(engine, clock, callbacks...);
   }
 

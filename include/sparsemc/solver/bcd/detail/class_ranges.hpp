@@ -40,21 +40,22 @@
 
 namespace sparsemc::detail {
 
-template <class Loss, class Penalty, class StepRule, RealScalar Scalar, StorageIndex Index>
-class ClassRanges : public ClassSplit<BcdEngine<Loss, Penalty, StepRule, Scalar, Index>, Scalar, Index> {
-  using Engine = BcdEngine<Loss, Penalty, StepRule, Scalar, Index>;
-  using Base = ClassSplit<Engine, Scalar, Index>;
+template <class Loss, class Penalty, class StepRule, FeatureColumnProblem Prob>
+class ClassRanges : public ClassSplit<BcdEngine<Loss, Penalty, StepRule, Prob>, Prob> {
+  using Engine = BcdEngine<Loss, Penalty, StepRule, Prob>;
+  using Base = ClassSplit<Engine, Prob>;
+  using Scalar = ProblemScalar<Prob>;
   using Range = typename Base::Range;
 
  public:
   /// Cuts the K classes of `problem` into `ranges` ranges (ClassSplit) and sets up one engine
   /// per range (warm-started from `initial`'s columns); the ranges' steps run on `team` threads.
-  ClassRanges(const CscProblem<Scalar, Index>& problem, const Loss& loss, const Penalty& penalty,
+  ClassRanges(const Prob& problem, const Loss& loss, const Penalty& penalty,
               const BlockCDOptions<StepRule>& options, std::span<const double> lambdas,
               const LinearModel<Scalar>* initial, int team, int ranges)
       : Base(problem, initial, "BlockCD", options.fit_intercept, team, ranges) {
     this->make_engines(initial, [&](Range& range, const LinearModel<Scalar>* start) {
-      return std::make_unique<Engine>(range.problem, loss, penalty, options, lambdas, start, /*team=*/1);
+      return std::make_unique<Engine>(*range.problem, loss, penalty, options, lambdas, start, /*team=*/1);
     });
   }
 

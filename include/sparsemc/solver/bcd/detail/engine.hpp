@@ -31,6 +31,7 @@
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
+#include "../../../data/feature_columns.hpp"
 #include "../../../data/problem.hpp"
 #include "../../../loss/concepts.hpp"
 #include "../../../loss/kernels/block_kernel.hpp"
@@ -93,8 +94,10 @@ struct SavedRows {
 /// evaluate(), certify(), report() and plan_next_epoch(), and at the end
 /// returned_certificate() and info(). The problem, the loss,
 /// the options and the λ values are held by reference: the engine lives inside one solve.
-template <class Loss, class Penalty, class StepRule, RealScalar Scalar, StorageIndex Index>
+template <class Loss, class Penalty, class StepRule, FeatureColumnProblem Prob>
 class BcdEngine {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   using Kernel = kernels::BlockKernelFor<Loss, Scalar, Index>;
   using Column = typename Kernel::Column;
   using RowMap = Eigen::Map<const ClassVector<Scalar>>;
@@ -142,10 +145,11 @@ class BcdEngine {
 
   /// The caches at W = 0, b = 0, the measures v_0 of every λ from them, then the warm start
   /// (`initial`, same d and K) if any.
-  BcdEngine(const CscProblem<Scalar, Index>& problem, const Loss& loss, const Penalty& penalty,
+  BcdEngine(const Prob& problem, const Loss& loss, const Penalty& penalty,
             const BlockCDOptions<StepRule>& options, std::span<const double> lambdas,
             const LinearModel<Scalar>* initial, int team)
       : problem_(problem),
+        X_(feature_columns(problem)),
         loss_(loss),
         options_(options),
         lambdas_(lambdas),
@@ -155,7 +159,7 @@ class BcdEngine {
         K_(static_cast<Eigen::Index>(problem.n_classes())),
         intercept_(options.fit_intercept),
         blocks_(d_ + (intercept_ ? 1 : 0)),
-        columns_(measure_columns(problem, intercept_)),
+        columns_(measure_columns(problem, X_, intercept_)),
         intercept_stride_(intercept_stride(n_, d_, columns_.nnz)),
         curvature_bound_(loss.template curvature_bound<Scalar>(static_cast<ClassIndex>(K_))),
         all_rows_(intercept_ ? n_ : 0),
@@ -448,7 +452,7 @@ class BcdEngine {
   // ---- setup --------------------------------------------------------------------------------
 
   /// The column norms of the block Lipschitz constants, the largest column and nnz(X).
-  static BcdColumns<Scalar> measure_columns(const CscProblem<Scalar, Index>& problem, bool intercept) {
+  static BcdColumns<Scalar> measure_columns(const Prob& problem, const FeatureColumns<Prob>& X, bool intercept) {
     const auto n = static_cast<std::size_t>(problem.n_samples());
     const auto d = static_cast<std::size_t>(problem.n_features());
     BcdColumns<Scalar> columns;
@@ -456,7 +460,7 @@ class BcdEngine {
     columns.max_size = intercept ? n : 0;
     const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
     for (std::size_t j = 0; j < d; ++j) {
-      const auto col = problem.X.outer(static_cast<Index>(j));
+      const auto col = X.outer(static_cast<Index>(j));
       columns.max_size = std::max(columns.max_size, col.size());
       columns.nnz += static_cast<double>(col.size());
       Scalar sum = 0;
@@ -489,12 +493,12 @@ class BcdEngine {
   /// floor (noise_floor_ulps): no stopping test asks for less. A cold start also keeps
   /// R°(G_j), the strong rule's gradients at W = 0.
   void measure_at_zero() {
-    state_.set_scores(problem_.X, nullptr, nullptr);
+    state_.set_scores(X_, nullptr, nullptr);
     state_.refresh();
     const std::size_t n_lambdas = lambdas_.size();
     double gradient_max = 0.0;
     for (std::size_t j = 0; j < d_; ++j) {
-      state_.template gradient<false>(problem_.X.outer(static_cast<Index>(j)), G_.data(), H_.data());
+      state_.template gradient<false>(X_.outer(static_cast<Index>(j)), G_.data(), H_.data());
       const auto size = static_cast<double>(penalty_.dual_norm(cspan_of(G_)));
       // A penalty without a dual norm (NoPenalty: R° = +∞ off 0) sizes the floor by ‖G_j‖₁
       // (≥ every R° the penalties use): an infinite floor would make every test vacuous.
@@ -524,7 +528,7 @@ class BcdEngine {
     if (intercept_ && initial.has_intercept()) b_ = initial.intercept();
     labels_ = initial.labels();
     bias_ = initial.provenance().bias;
-    state_.set_scores(problem_.X, W_.data(), intercept_ ? b_.data() : nullptr);
+    state_.set_scores(X_, W_.data(), intercept_ ? b_.data() : nullptr);
     state_.refresh();
   }
 
@@ -565,7 +569,7 @@ class BcdEngine {
 
   /// The caches (scores, loss values) and F recomputed from W and b.
   void refresh_scores() {
-    state_.set_scores(problem_.X, W_.data(), intercept_ ? b_.data() : nullptr);
+    state_.set_scores(X_, W_.data(), intercept_ ? b_.data() : nullptr);
     state_.refresh();
     update_objective();
   }
@@ -634,7 +638,7 @@ class BcdEngine {
     if constexpr (parallel_rounds) {
       if (rounds_.size.parallel()) {
         if (spread_.stale(active_.size()))
-          spread_.measure(problem_, std::span<const std::size_t>(active_), columns_.squared_norm,
+          spread_.measure(problem_, X_, std::span<const std::size_t>(active_), columns_.squared_norm,
                           columns_.intercept_squared_norm);
         const std::size_t tau = rounds_.size.tau(active_.size(), spread_.mean_degree, spread_.mean_column,
                                                  static_cast<std::size_t>(K_));
@@ -667,7 +671,7 @@ class BcdEngine {
                              sizeof(Scalar));
     if (rounds_.team > 1 || rounds_.size.parallel()) rounds_.allocate_workers(state_, state_.stride());
     if (!rounds_.size.parallel()) return;
-    rounds_.allocate_rounds(problem_, intercept_, K_, state_.stride());
+    rounds_.allocate_rounds(X_, intercept_, K_, state_.stride());
     spread_.reserve(n_, d_);
   }
 
@@ -727,7 +731,7 @@ class BcdEngine {
 
   /// Column `block` of the blocks (block d is the column of ones).
   [[nodiscard]] Column block_column(std::size_t block) const {
-    return block == d_ ? ones_column_ : problem_.X.outer(static_cast<Index>(block));
+    return block == d_ ? ones_column_ : X_.outer(static_cast<Index>(block));
   }
 
   /// Over range r of the samples (its thread's own): the part of every slot's column there
@@ -891,7 +895,7 @@ class BcdEngine {
   }
 
   [[nodiscard]] std::size_t column_size(std::size_t j) const {
-    return problem_.X.outer(static_cast<Index>(j)).size();
+    return X_.outer(static_cast<Index>(j)).size();
   }
 
   /// The check pass of the cyclic rule (after a shrunk or screened phase): the blocks left out
@@ -910,7 +914,7 @@ class BcdEngine {
     for (std::size_t j = 0; j < d_; ++j) {
       if (inside_[j]) continue;
       G_.setZero();
-      for (auto [i, x] : problem_.X.outer(static_cast<Index>(j)))
+      for (auto [i, x] : X_.outer(static_cast<Index>(j)))
         G_ += x * sample_gradients_.segment(static_cast<Eigen::Index>(i) * stride(), stride()).matrix();
       const auto v = static_cast<double>(penalty_.violation(std::span<const Scalar>(row(j)), cspan_of(G_)));
       row_dual_[j] = static_cast<double>(penalty_.dual_norm(cspan_of(G_)));
@@ -943,7 +947,7 @@ class BcdEngine {
   Visit visit_row(std::size_t j) {
     if (columns_.squared_norm[j] == Scalar(0)) return visit_inert_row(j);
     const std::span<const Scalar> w = row(j);
-    const Column col = problem_.X.outer(static_cast<Index>(j));
+    const Column col = X_.outer(static_cast<Index>(j));
     const bool zero = is_zero(w);
     // A check pass (after a shrunk or screened phase) mostly meets zero rows that stay zero:
     // their gradient first, the curvature only for a violator.
@@ -1185,7 +1189,7 @@ class BcdEngine {
       if (rounds_.team > 1) return exact_row_measure_on_team();
     double worst = 0.0;
     for (std::size_t j = 0; j < d_; ++j) {
-      state_.template gradient<false>(problem_.X.outer(static_cast<Index>(j)), G_.data(), H_.data());
+      state_.template gradient<false>(X_.outer(static_cast<Index>(j)), G_.data(), H_.data());
       worst = std::max(worst, static_cast<double>(penalty_.violation(std::span<const Scalar>(row(j)), cspan_of(G_))));
     }
     return worst;
@@ -1201,7 +1205,7 @@ class BcdEngine {
       const std::span<const Scalar> gradient(G.data(), static_cast<std::size_t>(K_));
       double worst = 0.0;
       for (std::size_t j = d_ * c / chunk_max.size(); j < d_ * (c + 1) / chunk_max.size(); ++j) {
-        state_.template gradient<false>(problem_.X.outer(static_cast<Index>(j)), G.data(), G.data(),
+        state_.template gradient<false>(X_.outer(static_cast<Index>(j)), G.data(), G.data(),
                                         rounds_.workspaces[worker]);
         worst = std::max(worst, static_cast<double>(penalty_.violation(std::span<const Scalar>(row(j)), gradient)));
       }
@@ -1230,7 +1234,8 @@ class BcdEngine {
 
   [[nodiscard]] bool certifies(const DualityGap& gap) const { return gap.relative() <= options_.tol; }
 
-  const CscProblem<Scalar, Index>& problem_;
+  const Prob& problem_;
+  const FeatureColumns<Prob> X_;  // X feature by feature (data/feature_columns.hpp)
   const Loss& loss_;
   const BlockCDOptions<StepRule>& options_;
   std::span<const double> lambdas_;  // the path (one λ for `fit`)

@@ -57,9 +57,10 @@ class EsoSpread {
   void invalidate() noexcept { measured_ = 0; }
 
   /// B_j for the `active` blocks (block d = problem.n_features() is the intercept), from the
-  /// A_j of `squared_norm` (0: a column no step moves) and A_b.
-  template <StorageIndex Index>
-  void measure(const CscProblem<Scalar, Index>& problem, std::span<const std::size_t> active,
+  /// A_j of `squared_norm` (0: a column no step moves) and A_b; X the problem's feature
+  /// columns, whose stored zeros (every zero of a dense X) couple no sample to a block.
+  template <TrainingProblem Prob, class Columns>
+  void measure(const Prob& problem, const Columns& X, std::span<const std::size_t> active,
                const std::vector<Scalar>& squared_norm, Scalar intercept_squared_norm) {
     const auto d = static_cast<std::size_t>(problem.n_features());
     const bool with_intercept = std::find(active.begin(), active.end(), d) != active.end();
@@ -67,16 +68,16 @@ class EsoSpread {
     double entries = with_intercept ? static_cast<double>(degree_.size()) : 0.0;
     for (const std::size_t j : active) {
       if (j == d || squared_norm[j] == Scalar(0)) continue;
-      const auto col = problem.X.outer(static_cast<Index>(j));
+      const auto col = X.outer(static_cast<Eigen::Index>(j));
       entries += static_cast<double>(col.size());
-      for (auto [i, x] : col) ++degree_[static_cast<std::size_t>(i)];
+      for (auto [i, x] : col) degree_[static_cast<std::size_t>(i)] += x != Scalar(0) ? 1 : 0;
     }
     const Scalar inv_n = Scalar(1) / static_cast<Scalar>(degree_.size());
     double spread_sum = 0.0, norm_sum = with_intercept ? static_cast<double>(intercept_squared_norm) : 0.0;
     for (const std::size_t j : active) {
       if (j == d || squared_norm[j] == Scalar(0)) continue;
       Scalar sum = 0;
-      for (auto [i, x] : problem.X.outer(static_cast<Index>(j)))
+      for (auto [i, x] : X.outer(static_cast<Eigen::Index>(j)))
         sum += problem.weight(i) * static_cast<Scalar>(degree_[static_cast<std::size_t>(i)] - 1) * x * x;
       column[j] = sum * inv_n;
       spread_sum += static_cast<double>(column[j]);
@@ -84,7 +85,7 @@ class EsoSpread {
     }
     intercept = 0;
     for (std::size_t i = 0; with_intercept && i < degree_.size(); ++i)
-      intercept += problem.weight(static_cast<Index>(i)) * static_cast<Scalar>(degree_[i] - 1) * inv_n;
+      intercept += problem.weight(static_cast<Eigen::Index>(i)) * static_cast<Scalar>(degree_[i] - 1) * inv_n;
     spread_sum += static_cast<double>(intercept);
     mean_degree = norm_sum > 0.0 ? spread_sum / norm_sum : 0.0;
     mean_column = active.empty() ? 0.0 : entries / static_cast<double>(active.size());
@@ -238,13 +239,14 @@ struct ParallelRounds {
   /// The slots of rounds of up to size.capacity blocks, and the team's sample ranges: cut where
   /// the samples' nonzeros (the intercept's one each included) reach equal shares, so that the
   /// threads' expected work in a round is equal.
-  void allocate_rounds(const CscProblem<Scalar, Index>& problem, bool intercept, Eigen::Index K, std::size_t stride) {
-    const auto n = static_cast<std::size_t>(problem.n_samples());
+  template <class Columns>
+  void allocate_rounds(const Columns& X, bool intercept, Eigen::Index K, std::size_t stride) {
+    const auto n = static_cast<std::size_t>(X.rows());
     const std::size_t tau = size.capacity, ranges = static_cast<std::size_t>(team);
     slots.assign(tau, {});
     std::vector<double> load(n, intercept ? 1.0 : 0.0);
-    for (Index j = 0; j < problem.X.cols(); ++j)
-      for (auto [i, x] : problem.X.outer(j)) load[static_cast<std::size_t>(i)] += 1.0;
+    for (Eigen::Index j = 0; j < X.cols(); ++j)
+      for (auto [i, x] : X.outer(j)) load[static_cast<std::size_t>(i)] += 1.0;
     const double total = std::accumulate(load.begin(), load.end(), 0.0);
     range_start.assign(ranges + 1, n);
     range_start[0] = 0;

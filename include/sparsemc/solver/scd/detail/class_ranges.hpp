@@ -42,18 +42,18 @@ struct ScdRangeState {
   bool finite = true;
 };
 
-template <class Loss, class Penalty, class Variant, RealScalar Scalar, StorageIndex Index, class Coord>
-class ScdClassRanges
-    : public ClassSplit<ScdEngine<Loss, Penalty, Variant, Scalar, Index, Coord>, Scalar, Index, ScdRangeState<Variant>> {
-  using Engine = ScdEngine<Loss, Penalty, Variant, Scalar, Index, Coord>;
-  using Base = ClassSplit<Engine, Scalar, Index, ScdRangeState<Variant>>;
+template <class Loss, class Penalty, class Variant, FeatureColumnProblem Prob, class Coord>
+class ScdClassRanges : public ClassSplit<ScdEngine<Loss, Penalty, Variant, Prob, Coord>, Prob, ScdRangeState<Variant>> {
+  using Engine = ScdEngine<Loss, Penalty, Variant, Prob, Coord>;
+  using Base = ClassSplit<Engine, Prob, ScdRangeState<Variant>>;
+  using Scalar = ProblemScalar<Prob>;
   using Range = typename Base::Range;
 
  public:
   /// Cuts the K classes of `problem` into `ranges` ranges (ClassSplit) and sets up one engine
   /// per range, its draws seeded from `options.seed` and the range (warm-started from
   /// `initial`'s columns); the ranges' epochs run on `team` threads.
-  ScdClassRanges(const CscProblem<Scalar, Index>& problem, const Loss& loss, const Penalty& penalty,
+  ScdClassRanges(const Prob& problem, const Loss& loss, const Penalty& penalty,
                  const SCDOptions<Variant>& options, const LinearModel<Scalar>* initial, int team, int ranges)
       : Base(problem, initial, "SCD", options.fit_intercept, team, ranges) {
     for (Range& range : ranges_) {
@@ -61,7 +61,7 @@ class ScdClassRanges
       range.extra.options.seed = range_seed(options.seed, range.first);
     }
     this->make_engines(initial, [&](Range& range, const LinearModel<Scalar>* start) {
-      return std::make_unique<Engine>(range.problem, loss, penalty, range.extra.options, start);
+      return std::make_unique<Engine>(*range.problem, loss, penalty, range.extra.options, start);
     });
   }
 

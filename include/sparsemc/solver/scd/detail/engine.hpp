@@ -27,6 +27,7 @@
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
+#include "../../../data/feature_columns.hpp"
 #include "../../../data/problem.hpp"
 #include "../../../loss/kernels/coordinate_kernel.hpp"
 #include "../../../model/linear_model.hpp"
@@ -82,8 +83,10 @@ struct ScdAveragingHistory {
 /// report(), and at the end finish(), info() and model(). `Coord` is the integer type of the
 /// coordinate ids. The problem, the policies and the options are held by reference: the engine
 /// lives inside one SCD::solve.
-template <class Loss, class Penalty, class Variant, RealScalar Scalar, StorageIndex Index, class Coord>
+template <class Loss, class Penalty, class Variant, FeatureColumnProblem Prob, class Coord>
 class ScdEngine {
+  using Scalar = ProblemScalar<Prob>;
+  using Index = ProblemIndex<Prob>;
   using Kernel = kernels::CoordinateKernelFor<Loss, Scalar, Index>;
   using Column = typename Kernel::Column;
   using Point = ScdPoint<Scalar>;
@@ -91,9 +94,10 @@ class ScdEngine {
  public:
   /// The start point (W = 0 or the warm start, same d and K), the mirror mode, the columns, the
   /// live coordinates in their draw groups, and F's penalty part and the support at the start.
-  ScdEngine(const CscProblem<Scalar, Index>& problem, const Loss& loss, const Penalty& penalty,
+  ScdEngine(const Prob& problem, const Loss& loss, const Penalty& penalty,
             const SCDOptions<Variant>& options, const LinearModel<Scalar>* initial)
       : problem_(problem),
+        X_(feature_columns(problem)),
         loss_(loss),
         penalty_(penalty),
         options_(options),
@@ -271,7 +275,7 @@ class ScdEngine {
     for (std::size_t j = 0; j < column_count(); ++j) {
       double squares = 0.0, absolute = 0.0;
       if (j < d_) {
-        for (auto [i, x] : problem_.X.outer(static_cast<Index>(j))) {
+        for (auto [i, x] : X_.outer(static_cast<Index>(j))) {
           const double c = static_cast<double>(problem_.weight(i));
           squares += c * static_cast<double>(x) * static_cast<double>(x);
           absolute += c * std::abs(static_cast<double>(x));
@@ -288,7 +292,7 @@ class ScdEngine {
   /// The most samples a coordinate's column holds (n for the intercept): the kernel's scratch.
   [[nodiscard]] std::size_t longest_column() const {
     std::size_t longest = intercept_ ? n_ : 0;
-    for (std::size_t j = 0; j < d_; ++j) longest = std::max(longest, problem_.X.outer(static_cast<Index>(j)).size());
+    for (std::size_t j = 0; j < d_; ++j) longest = std::max(longest, X_.outer(static_cast<Index>(j)).size());
     return longest;
   }
 
@@ -350,7 +354,7 @@ class ScdEngine {
   [[nodiscard]] bool is_intercept(const Coordinate& k) const { return k.j == d_; }
   /// Column j of X, or for j = d the intercept's column of ones (all samples: O(n) per visit).
   [[nodiscard]] Column column(std::size_t j) const {
-    return j == d_ ? Column{all_rows_, ones_} : problem_.X.outer(static_cast<Index>(j));
+    return j == d_ ? Column{all_rows_, ones_} : X_.outer(static_cast<Index>(j));
   }
   /// The entry of coordinate k in a point (W, b).
   template <class P>
@@ -482,7 +486,7 @@ class ScdEngine {
   /// certificate exists (not for NoPenalty with μ = 0, whose gap is F).
   std::optional<Status> start_proximal() {
     violation_.resize(groups_);
-    kernel_.set_scores(problem_.X, nullptr, nullptr);
+    kernel_.set_scores(X_, nullptr, nullptr);
     for (ScdViolationGroup& group : violation_) group.checked = true;
     exact_violation(/*at_zero=*/true, /*reactivate=*/false);
     double total_reference = 0.0;
@@ -492,7 +496,7 @@ class ScdEngine {
     }
     scale_ = total_reference > 0.0 ? total_reference : 1.0;
     set_targets();
-    if (warm_) kernel_.set_scores(problem_.X, &x_.W, intercept_ ? &x_.b : nullptr);
+    if (warm_) kernel_.set_scores(X_, &x_.W, intercept_ ? &x_.b : nullptr);
     F_ = iterate_objective();
     if (!std::isfinite(F_) || !std::isfinite(total_reference)) return Status::numerical_issue;
     if (total_reference == 0.0 && !warm_) {
@@ -693,8 +697,8 @@ class ScdEngine {
   /// The scores of the start point, which is also the prox-centre w⁰ of every coordinate, and F
   /// at the returned iterate there.
   std::optional<Status> start_averaging() {
-    if (warm_) kernel_.set_scores(problem_.X, &x_.W, intercept_ ? &x_.b : nullptr);
-    else kernel_.set_scores(problem_.X, nullptr, nullptr);
+    if (warm_) kernel_.set_scores(X_, &x_.W, intercept_ ? &x_.b : nullptr);
+    else kernel_.set_scores(X_, nullptr, nullptr);
     centre_ = x_;
     history_.resize(coordinate_count());
     average_ = x_;
@@ -763,7 +767,8 @@ class ScdEngine {
 
   // ---- state --------------------------------------------------------------------------------
 
-  const CscProblem<Scalar, Index>& problem_;
+  const Prob& problem_;
+  const FeatureColumns<Prob> X_;  // X feature by feature (data/feature_columns.hpp)
   const Loss& loss_;
   const Penalty& penalty_;
   const SCDOptions<Variant>& options_;
