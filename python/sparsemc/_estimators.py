@@ -178,12 +178,15 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
 
     Data. X is a scipy.sparse matrix or a numpy array. A CSR or CSC matrix with sorted indices
     and no duplicates, float32 or float64 values, int32 or int64 indices reaches the solver
-    without a copy (the solver's other layout, if it needs one, is built once). A C-contiguous
-    numpy array of ``dtype`` reaches the solvers that fit a dense design without a copy (fista
-    — auto's choice for the squared hinge, Huber hinge and logistic losses when there are fewer
-    features than samples —, the Crammer–Singer solvers sdm, fbpd and fcbcfw, which walk each
-    row's nonzeros, and the GLS family); an F-ordered one is copied once into C order,
-    and for the other solvers a numpy array becomes CSR once. Any other input (COO, unsorted
+    without a copy (the solver's other layout, if it needs one, is built once). A numpy array of
+    ``dtype`` reaches every solver without a copy when it is in the layout the solver reads:
+    C-contiguous for fista — auto's choice for the squared hinge, Huber hinge and logistic losses
+    when there are fewer features than samples —, the Crammer–Singer solvers sdm, fbpd and
+    fcbcfw, which walk each row's nonzeros, and the GLS family; Fortran-contiguous
+    (``np.asfortranarray``) for the coordinate solvers bcd-ls, bcd-cst, scd, scd-ls and scd-rda,
+    which walk its columns, zeros included. An array in the other layout is copied once into
+    the solver's. On a mostly-zero array a CSR or CSC matrix is faster: the solvers then walk
+    the nonzeros only. Any other input (COO, unsorted
     indices, integer values, or a dtype other than ``dtype``) is converted once. With
     ``early_stopping`` the training and held-out rows are copied.
     y is a 1-D array of labels of any type, or a 0/1 indicator matrix (n_samples × n_labels, as
@@ -420,8 +423,9 @@ class SparseLinearClassifier(ClassifierMixin, BaseEstimator):
             init = None
             if self._p("warm_start") and hasattr(self, "coef_") and self.coef_.shape == (K, X.shape[1]):
                 init = _model_from(self.coef_, self.intercept_ if self._p("fit_intercept") else [], np.arange(K), {})
-            if not sp.issparse(X) and _core.takes_dense(settings, self._p("solver"), *X.shape):
-                X = np.ascontiguousarray(X)  # a C-ordered array is not copied
+            layout = None if sp.issparse(X) else _core.dense_layout(settings, self._p("solver"), *X.shape)
+            if layout is not None:
+                X = np.asarray(X, order=layout)  # not copied when already in the layout the solver reads
                 result = _call(_core.fit_dense, X, _class_sets(Y, y_index, K), settings, self._p("solver"), costs,
                                init, progress, every_epoch)
             else:

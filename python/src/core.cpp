@@ -4,9 +4,9 @@
 /// indices; tools/registry/registry.hpp) run over the caller's scipy/numpy buffers.
 ///
 /// X arrives as its three compressed arrays and is wrapped, not copied (`Dataset::borrowing`);
-/// the other layout is built once if the chosen solver needs it. A dense C-contiguous X reaches
-/// the families that fit a dense design (generalized least squares) as a `DenseProblem` over
-/// the caller's array. The GIL is released during a
+/// the other layout is built once if the chosen solver needs it. A dense X reaches the families
+/// that fit a dense design as a `DenseProblem` over the caller's array: C-contiguous for those
+/// that read it by samples, Fortran-contiguous for the coordinate solvers. The GIL is released during a
 /// fit; the per-epoch hook takes it back to forward progress lines and to check for Ctrl-C,
 /// which stops the solve and is raised as KeyboardInterrupt. Linear models cross as their stored
 /// rows (support, row_start, classes, weights): the CSC arrays of coef_ (K × d). A staged model
@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <numeric>
 #include <optional>
+#include <type_traits>
 #include <span>
 #include <string>
 #include <variant>
@@ -90,10 +91,12 @@ py::object with_types(const SparseInput& X, F&& f) {
   });
 }
 
-/// A C-contiguous n × d array as a row-major view (no copy).
-template <class Scalar>
-DenseRowView<Scalar> dense_view(const py::array& X) {
-  if (X.ndim() != 2 || !(X.flags() & py::array::c_style)) throw py::value_error("X: not a C-contiguous 2-D array");
+/// A C-contiguous (row-major) or Fortran-contiguous (column-major) n × d array as a view (no copy).
+template <class Scalar, int Order = Eigen::RowMajor>
+DenseView<Scalar, Order> dense_view(const py::array& X) {
+  constexpr bool rows = Order == Eigen::RowMajor;
+  if (X.ndim() != 2 || !(X.flags() & (rows ? py::array::c_style : py::array::f_style)))
+    throw py::value_error(rows ? "X: not a C-contiguous 2-D array" : "X: not a Fortran-contiguous 2-D array");
   return {static_cast<const Scalar*>(X.data()), X.shape(0), X.shape(1)};
 }
 
@@ -435,51 +438,71 @@ FitSettings dense_settings(const py::dict& settings, py::ssize_t n_samples, py::
   return s;
 }
 
-/// Whether the solver the settings resolve to (auto too) fits a dense n × d X without a copy.
-bool takes_dense(const py::dict& settings, const std::string& solver, py::ssize_t n_samples, py::ssize_t n_features) {
+/// The layout in which the solver the settings resolve to (auto too) fits a dense n × d X
+/// without a copy: "C" (row-major), "F" (column-major: the coordinate solvers), or None.
+std::optional<std::string> dense_layout(const py::dict& settings, const std::string& solver, py::ssize_t n_samples,
+                                        py::ssize_t n_features) {
   const FitSettings s = dense_settings(settings, n_samples, n_features);
   const SolverSpec& spec = resolve(solver, s);
-  return spec.writes_staged(s) ? spec.dense_staged_fit<double>(s.loss, s.penalty) != nullptr
-                               : spec.dense_fit<double>(s.loss, s.penalty) != nullptr;
+  if (spec.writes_staged(s)) return spec.dense_staged_fit<double>(s.loss, s.penalty) ? std::optional<std::string>("C") : std::nullopt;
+  if (spec.dense_fit<double>(s.loss, s.penalty)) return "C";
+  if (spec.dense_column_fit<double>(s.loss, s.penalty)) return "F";
+  return std::nullopt;
 }
 
-/// A fit on a dense X (C-contiguous n × d, float32/float64: not copied, nor are the sample
-/// weights) by a family that takes one (`takes_dense`: the generalized least squares family,
-/// fista, sdm, fbpd, fbpd-epi and fcbcfw), warm-started from `init` if given (linear fits).
+/// A fit on a dense X (n × d, float32/float64: not copied, nor are the sample weights) by a
+/// family that takes one (`dense_layout`): C-contiguous for the generalized least squares
+/// family, fista, sdm, fbpd, fbpd-epi and fcbcfw, Fortran-contiguous for bcd-* and scd*;
+/// warm-started from `init` if given (linear fits).
 py::object fit_dense(const py::array& X, const ClassSets& y, const py::dict& settings, const std::string& solver,
                      const std::optional<py::array>& sample_weight, const std::optional<py::dict>& init,
                      py::object progress, bool every_epoch) {
-  if (X.ndim() != 2) throw py::value_error("X: not a C-contiguous 2-D array");
+  if (X.ndim() != 2) throw py::value_error("X: not a 2-D array");
   const FitSettings s = dense_settings(settings, X.shape(0), X.shape(1));
   const SolverSpec& spec = resolve(solver, s);
   const FitThreads threads(s.threads);
+  const bool staged = spec.writes_staged(s);
+  if (staged && init) throw py::value_error("warm_start=True: solver=" + spec.name + " returns a staged model, which starts from 0");
   return with_scalar(X, "X", [&]<class Scalar>() -> py::object {
     const LabelSets sets = label_sets(y, s.n_samples);
     std::span<const Scalar> weights;
     if (sample_weight)
       weights = {pointer<Scalar>(*sample_weight, "sample_weight"), static_cast<std::size_t>(sample_weight->size())};
-    const DenseProblem<Scalar> problem{dense_view<Scalar>(X), sets.view(), weights};
-    problem.validate();
     PythonHook hook{std::move(progress), every_epoch};
     ToolCallback callback{std::ref(hook)};
-    const bool staged = spec.writes_staged(s);
-    if (staged && init) throw py::value_error("warm_start=True: solver=" + spec.name + " returns a staged model, which starts from 0");
     std::optional<LinearModel<Scalar>> initial;
     if (init) initial = model_from_python<Scalar>(*init);
-    const auto staged_fit = staged ? spec.dense_staged_fit<Scalar>(s.loss, s.penalty) : nullptr;
-    const auto linear_fit = staged ? nullptr : spec.dense_fit<Scalar>(s.loss, s.penalty);
-    if (staged_fit == nullptr && linear_fit == nullptr)
-      throw py::value_error("solver=" + spec.name + " takes sparse X only");
-    StagedResult<Scalar> staged_result;
-    Result<Scalar> result;
-    {
-      py::gil_scoped_release release;
-      if (staged) staged_result = staged_fit(problem, s, callback);
-      else result = linear_fit(problem, s, initial ? &*initial : nullptr, callback);
+    // The fit in the layout the family reads, on the problem over X in that layout.
+    auto run = [&]<int Order>(auto fit_function) -> py::object {
+      const DenseProblem<Scalar, Order> problem{dense_view<Scalar, Order>(X), sets.view(), weights};
+      problem.validate();
+      if constexpr (std::is_same_v<decltype(fit_function), sparsemc::tools::DenseStagedFitFunction<Scalar>>) {
+        StagedResult<Scalar> result;
+        {
+          py::gil_scoped_release release;
+          result = fit_function(problem, s, callback);
+        }
+        hook.raise_if_interrupted();
+        return staged_result_to_python(std::move(result));
+      } else {
+        Result<Scalar> result;
+        {
+          py::gil_scoped_release release;
+          result = fit_function(problem, s, initial ? &*initial : nullptr, callback);
+        }
+        hook.raise_if_interrupted();
+        return result_to_python(result);
+      }
+    };
+    if (staged) {
+      if (const auto fit_function = spec.dense_staged_fit<Scalar>(s.loss, s.penalty))
+        return run.template operator()<Eigen::RowMajor>(fit_function);
+    } else if (const auto fit_function = spec.dense_fit<Scalar>(s.loss, s.penalty)) {
+      return run.template operator()<Eigen::RowMajor>(fit_function);
+    } else if (const auto column_fit = spec.dense_column_fit<Scalar>(s.loss, s.penalty)) {
+      return run.template operator()<Eigen::ColMajor>(column_fit);
     }
-    hook.raise_if_interrupted();
-    if (staged) return staged_result_to_python(std::move(staged_result));
-    return result_to_python(result);
+    throw py::value_error("solver=" + spec.name + " takes sparse X only");
   });
 }
 
@@ -650,7 +673,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("init"), py::arg("progress"), py::arg("every_epoch"));
   m.def("fit_dense", &fit_dense, py::arg("X"), py::arg("y"), py::arg("settings"), py::arg("solver"),
         py::arg("sample_weight"), py::arg("init"), py::arg("progress"), py::arg("every_epoch"));
-  m.def("takes_dense", &takes_dense, py::arg("settings"), py::arg("solver"), py::arg("n_samples"),
+  m.def("dense_layout", &dense_layout, py::arg("settings"), py::arg("solver"), py::arg("n_samples"),
         py::arg("n_features"));
   m.def("fit_heldout", &fit_heldout, py::arg("X"), py::arg("y"), py::arg("X_val"), py::arg("y_val"), py::arg("patience"),
         py::arg("settings"), py::arg("solver"), py::arg("sample_weight"), py::arg("progress"), py::arg("every_epoch"));

@@ -121,12 +121,12 @@ def test_zero_copy(dna):
 def test_dense_arrays_reach_fista_without_a_copy(dna):
     """A C-contiguous array is fista's dense design (auto's choice on tall data for the coupled
     losses): no numpy allocation of X's size, the CSR fit's objective, warm starts; solvers that
-    take sparse X only get it as CSR."""
+    take a column-major X get the array in Fortran order."""
     X, y, _, _ = dna
     D, Y = np.tile(X.toarray(), (10, 1)), np.tile(y, 10)  # 20 000 samples: 29 MB
     settings = SparseLinearClassifier(loss="logistic")._settings(D.shape[0], False)
-    assert sparsemc._core.takes_dense(settings, "auto", *D.shape)
-    assert not sparsemc._core.takes_dense(settings, "bcd-ls", *D.shape)
+    assert sparsemc._core.dense_layout(settings, "auto", *D.shape) == "C"
+    assert sparsemc._core.dense_layout(settings, "bcd-ls", *D.shape) == "F"
     clf = SparseLinearClassifier(loss="logistic", alpha=1e-3, max_iter=3)
     tracemalloc.start()
     clf.fit(D, Y)
@@ -169,7 +169,7 @@ def test_dense_arrays_reach_row_solvers_without_a_copy(dna, solver, make, rel):
     X, y, _, _ = dna
     D, Y = np.tile(X.toarray(), (10, 1)), np.tile(y, 10)  # 20 000 samples: 29 MB
     clf = make(max_iter=2)
-    assert sparsemc._core.takes_dense(clf._settings(D.shape[0], False), "auto", *D.shape)
+    assert sparsemc._core.dense_layout(clf._settings(D.shape[0], False), "auto", *D.shape) == "C"
     tracemalloc.start()
     clf.fit(D, Y)
     _, peak = tracemalloc.get_traced_memory()
@@ -186,6 +186,39 @@ def test_dense_arrays_reach_row_solvers_without_a_copy(dna, solver, make, rel):
             assert (dense_fit.coef_ != sparse_fit.coef_).nnz == 0
         else:
             assert dense_fit.objective_ == pytest.approx(sparse_fit.objective_, rel=rel if dtype == np.float64 else 1e-5)
+
+
+# The coordinate solvers, which walk a Fortran-ordered array's columns in place (zeros included).
+DENSE_COLUMN_SOLVERS = [
+    ("bcd-ls", dict(loss="squared-hinge", penalty="l1l2", alpha=1e-2, fit_intercept=True)),
+    ("bcd-cst", dict(loss="logistic", penalty="l1", alpha=1e-2, l2=1e-3)),
+    ("scd-ls", dict(loss="ovr-squared-hinge", penalty="l1", alpha=1e-2, fit_intercept=True)),
+]
+
+
+@pytest.mark.parametrize("solver,params", DENSE_COLUMN_SOLVERS, ids=[s[0] for s in DENSE_COLUMN_SOLVERS])
+def test_dense_arrays_reach_column_solvers_without_a_copy(dna, solver, params):
+    """bcd-ls, bcd-cst and scd-ls read a Fortran-ordered array's columns in place: no numpy
+    allocation of X's size, and the certified optimum of the CSC fit; a C-ordered array is
+    copied once into Fortran order and gives the same fit."""
+    X, y, _, _ = dna
+    D, Y = np.asfortranarray(np.tile(X.toarray(), (10, 1))), np.tile(y, 10)  # 20 000 samples: 29 MB
+    clf = SparseLinearClassifier(**params, solver=solver, max_iter=2)
+    assert sparsemc._core.dense_layout(clf._settings(D.shape[0], False), solver, *D.shape) == "F"
+    tracemalloc.start()
+    clf.fit(D, Y)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert clf.solver_ == solver
+    assert peak < D.nbytes / 4, f"{peak} bytes of Python allocations for X of {D.nbytes}"
+    for dtype, tol in ((np.float64, 1e-6), (np.float32, 1e-3)):
+        make = lambda: SparseLinearClassifier(**params, solver=solver, tol=tol, dtype=dtype, random_state=0)
+        sparse_fit = make().fit(X.astype(dtype), y)
+        dense_fit = make().fit(np.asfortranarray(X.toarray().astype(dtype)), y)
+        assert dense_fit.solver_ == solver and dense_fit.status_ == sparse_fit.status_ == "converged"
+        assert dense_fit.objective_ == pytest.approx(sparse_fit.objective_, rel=2 * tol)
+        from_c = make().fit(X.toarray().astype(dtype), y)
+        assert from_c.objective_ == dense_fit.objective_ and (from_c.coef_ != dense_fit.coef_).nnz == 0
 
 
 def test_float32_and_int64_indices(dna):

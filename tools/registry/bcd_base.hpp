@@ -16,6 +16,8 @@ struct BcdFamilyBase {
   static constexpr bool accepts = BlockCDAccepts<Loss, Penalty>;
   /// Column-major: a block is a column of X (converted once from the file's rows).
   static constexpr int layout = Eigen::ColMajor;
+  /// A column-major dense design too (its columns read in place: data/feature_columns.hpp).
+  static constexpr bool takes_dense = true;
 };
 
 }  // namespace sparsemc::tools

@@ -49,11 +49,12 @@
 /// `static constexpr bool staged_only = true` and has no linear fit); it lists the extra options
 /// it takes (`--block-size`, `--stages`, `--features`, `--calibrate`) in `extra_options`.
 ///
-/// A family whose solver also fits a dense design (`DenseProblem`: the generalized least squares
-/// family, meant for dense features, and fista) sets `static constexpr bool takes_dense = true`
-/// and, when it has a staged fit, defines `fit_staged_dense<Loss, Penalty, Scalar>(problem,
-/// settings, callback)`; its linear fit on dense X is `dense_fit_with`. The Python package hands
-/// C-contiguous numpy arrays to these without a copy.
+/// A family whose solver also fits a dense design (`DenseProblem` in the family's `layout`: the
+/// generalized least squares family, fista, sdm, fbpd and fcbcfw row-major, the coordinate
+/// solvers bcd-* and scd* column-major) sets `static constexpr bool takes_dense = true` and,
+/// when it has a staged fit, defines `fit_staged_dense<Loss, Penalty, Scalar>(problem, settings,
+/// callback)`; its linear fit on dense X is `dense_fit_with`. The Python package hands C- or
+/// Fortran-contiguous numpy arrays to these, as the layout asks, without a copy.
 ///
 /// Registration runs during static initialisation, before main(); tools/CMakeLists.txt compiles
 /// each family listed in families.hpp as a translation unit of its own. The table is kept sorted
@@ -145,11 +146,11 @@ using PathFunction = std::vector<Result<Scalar>> (*)(const Dataset<Scalar, Index
 template <class Scalar, class Index = std::int32_t>
 using StagedFitFunction = StagedResult<Scalar> (*)(const Dataset<Scalar, Index>&, const FitSettings&, ToolCallback&);
 
-/// A type-erased fit on a dense design (n × d, row-major, the caller's memory; classes are the
-/// indices 0..K−1), for the families that take one (`takes_dense`).
-template <class Scalar>
-using DenseFitFunction = Result<Scalar> (*)(const DenseProblem<Scalar>&, const FitSettings&, const LinearModel<Scalar>*,
-                                            ToolCallback&);
+/// A type-erased fit on a dense design (n × d in the layout `Order`, the caller's memory; classes
+/// are the indices 0..K−1), for the families that take one (`takes_dense`).
+template <class Scalar, int Order = Eigen::RowMajor>
+using DenseFitFunction = Result<Scalar> (*)(const DenseProblem<Scalar, Order>&, const FitSettings&,
+                                            const LinearModel<Scalar>*, ToolCallback&);
 
 /// The same for a fit whose model is a `StagedModel`.
 template <class Scalar>
@@ -187,10 +188,12 @@ struct FitTables {
   std::map<Key, PathFunction<Scalar, Index>> path;
   /// Families with a staged fit.
   std::map<Key, StagedFitFunction<Scalar, Index>> staged;
-  /// Families that take a dense design (`takes_dense`): their fits on it, linear and staged
-  /// (filled in the 32-bit-index tables only: a dense design has no index type).
+  /// Families that take a dense design (`takes_dense`): their fits on it, linear and staged,
+  /// row-major, and the column-major fits of the coordinate solvers (filled in the 32-bit-index
+  /// tables only: a dense design has no index type).
   std::map<Key, DenseFitFunction<Scalar>> dense;
   std::map<Key, DenseStagedFitFunction<Scalar>> dense_staged;
+  std::map<Key, DenseFitFunction<Scalar, Eigen::ColMajor>> dense_columns;
 };
 
 /// One registered solver.
@@ -248,6 +251,12 @@ struct SolverSpec {
   [[nodiscard]] DenseFitFunction<Scalar> dense_fit(const std::string& loss, const std::string& penalty) const {
     return look_up(tables<Scalar, std::int32_t>().dense, loss, penalty);
   }
+  /// The fit on a column-major dense design (the coordinate solvers); null when none.
+  template <class Scalar>
+  [[nodiscard]] DenseFitFunction<Scalar, Eigen::ColMajor> dense_column_fit(const std::string& loss,
+                                                                           const std::string& penalty) const {
+    return look_up(tables<Scalar, std::int32_t>().dense_columns, loss, penalty);
+  }
   template <class Scalar>
   [[nodiscard]] DenseStagedFitFunction<Scalar> dense_staged_fit(const std::string& loss,
                                                                 const std::string& penalty) const {
@@ -279,6 +288,7 @@ struct SolverSpec {
       into.staged.merge(from.staged);
       into.dense.merge(from.dense);
       into.dense_staged.merge(from.dense_staged);
+      into.dense_columns.merge(from.dense_columns);
     };
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (take(std::get<I>(tables_), std::get<I>(other.tables_)), ...);
@@ -467,8 +477,8 @@ Result<Scalar> fit_with(const Dataset<Scalar, Index>& data, const FitSettings& s
 /// The fit on a dense design of a family that takes one: the solver built as in fit_with (warm
 /// started from `initial` if not null), its model labelled with the class indices.
 template <class Family, class Loss, class Penalty, class Scalar>
-Result<Scalar> dense_fit_with(const DenseProblem<Scalar>& problem, const FitSettings& s, const LinearModel<Scalar>* initial,
-                              ToolCallback& callback) {
+Result<Scalar> dense_fit_with(const DenseProblem<Scalar, Family::layout>& problem, const FitSettings& s,
+                              const LinearModel<Scalar>* initial, ToolCallback& callback) {
   const auto solver = make_solver<Family, Loss, Penalty>(s);
   Result<Scalar> result = initial != nullptr ? solver.fit(problem, *initial, callback) : solver.fit(problem, callback);
   result.model.provenance().solver = Family::name;
@@ -530,7 +540,10 @@ void fill_tables(SolverSpec& spec) {
     if constexpr (requires { requires Family::takes_dense; } && std::is_same_v<Index, std::int32_t>) {
       if constexpr (requires { &Family::staged; })
         tables.dense_staged[key] = &Family::template fit_staged_dense<Loss, Penalty, Scalar>;
-      if constexpr (!staged_only) tables.dense[key] = &dense_fit_with<Family, Loss, Penalty, Scalar>;
+      if constexpr (!staged_only) {
+        if constexpr (Family::layout == Eigen::ColMajor) tables.dense_columns[key] = &dense_fit_with<Family, Loss, Penalty, Scalar>;
+        else tables.dense[key] = &dense_fit_with<Family, Loss, Penalty, Scalar>;
+      }
     }
     if constexpr (!staged_only) {
       tables.fit[key] = &fit_with<Family, Loss, Penalty, Scalar, Index>;

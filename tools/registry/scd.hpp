@@ -18,6 +18,8 @@ namespace sparsemc::tools {
 struct ScdFamilyBase {
   /// Column-major: a coordinate w_jr reads column j of X (converted once from the file's rows).
   static constexpr int layout = Eigen::ColMajor;
+  /// A column-major dense design too (its columns read in place: data/feature_columns.hpp).
+  static constexpr bool takes_dense = true;
 };
 
 /// What the two smooth variants share.
