@@ -49,6 +49,22 @@ struct RandomProblem {
     return {SparseView<Scalar, Index, Order>(A), labels.view(), weights};
   }
 
+  /// X as a column-major dense matrix, and as the CSC matrix that stores all of its n·d entries,
+  /// zeros too (the walk of a dense column: data/feature_columns.hpp).
+  struct DenseX {
+    Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> X;
+    Eigen::SparseMatrix<Scalar, Eigen::ColMajor, Index> stored;
+  };
+  [[nodiscard]] DenseX dense_columns() const {
+    DenseX out{A.toDense(), {A.rows(), A.cols()}};
+    std::vector<Eigen::Triplet<Scalar, Index>> every;
+    for (Index j = 0; j < A.cols(); ++j)
+      for (Index i = 0; i < A.rows(); ++i) every.emplace_back(i, j, out.X(i, j));
+    out.stored.setFromTriplets(every.begin(), every.end());
+    out.stored.makeCompressed();
+    return out;
+  }
+
  private:
   static std::vector<ClassIndex> draw_classes(Rng& rng, Index i, ClassIndex K, RandomLabels kind) {
     std::vector<ClassIndex> classes;

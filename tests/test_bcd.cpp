@@ -935,27 +935,11 @@ TEST_CASE("fit_path: one result per lambda, lambda >= lambda_max gives W = 0", "
   CHECK_THROWS_WITH(solver.fit_path(problem, std::span<const double>(std::vector<double>{-1.0})), Catch::Contains("lambda"));
 }
 
-/// X of `rp` as a column-major dense matrix, and as the CSC matrix that stores all of its n·d
-/// entries (the zeros too): the dense columns' walk is that matrix's.
-template <class Scalar>
-struct DenseColumnsOf {
-  explicit DenseColumnsOf(const RandomProblem<Scalar>& rp) : X(rp.A.toDense()), stored(X.rows(), X.cols()) {
-    std::vector<Eigen::Triplet<Scalar, std::int32_t>> every;
-    for (Eigen::Index j = 0; j < X.cols(); ++j)
-      for (Eigen::Index i = 0; i < X.rows(); ++i)
-        every.emplace_back(static_cast<std::int32_t>(i), static_cast<std::int32_t>(j), X(i, j));
-    stored.setFromTriplets(every.begin(), every.end());
-    stored.makeCompressed();
-  }
-  Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> X;
-  Eigen::SparseMatrix<Scalar, Eigen::ColMajor, std::int32_t> stored;
-};
-
 TEMPLATE_TEST_CASE("BlockCD on a column-major dense X: the fit of its stored CSC bit for bit, the CSC optimum",
                    "[bcd][dense]", SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const RandomProblem<Scalar> rp(160, 24, 4, 0.4, 23, true);
-  const DenseColumnsOf<Scalar> columns(rp);
+  const auto columns = rp.dense_columns();
   const DenseProblem<Scalar, Eigen::ColMajor> dense{{columns.X.data(), columns.X.rows(), columns.X.cols()},
                                                      rp.labels.view(), rp.weights};
   const CscProblem<Scalar> stored{CscView<Scalar>(columns.stored), rp.labels.view(), rp.weights};

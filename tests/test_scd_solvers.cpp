@@ -317,17 +317,10 @@ TEMPLATE_TEST_CASE("scd on a column-major dense X: the fit of its stored CSC bit
                    "[scd][dense]", SPARSEMC_TEST_SCALARS) {
   using Scalar = TestType;
   const RandomProblem<Scalar> rp(140, 20, 4, 0.4, 29, true);
-  // X dense (column-major), and the CSC matrix that stores all of its entries, zeros too.
-  const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> X = rp.A.toDense();
-  std::vector<Eigen::Triplet<Scalar, std::int32_t>> every;
-  for (Eigen::Index j = 0; j < X.cols(); ++j)
-    for (Eigen::Index i = 0; i < X.rows(); ++i)
-      every.emplace_back(static_cast<std::int32_t>(i), static_cast<std::int32_t>(j), X(i, j));
-  Eigen::SparseMatrix<Scalar, Eigen::ColMajor, std::int32_t> all(X.rows(), X.cols());
-  all.setFromTriplets(every.begin(), every.end());
-  all.makeCompressed();
-  const DenseProblem<Scalar, Eigen::ColMajor> dense{{X.data(), X.rows(), X.cols()}, rp.labels.view(), rp.weights};
-  const CscProblem<Scalar> stored{CscView<Scalar>(all), rp.labels.view(), rp.weights};
+  const auto columns = rp.dense_columns();
+  const DenseProblem<Scalar, Eigen::ColMajor> dense{{columns.X.data(), columns.X.rows(), columns.X.cols()},
+                                                     rp.labels.view(), rp.weights};
+  const CscProblem<Scalar> stored{CscView<Scalar>(columns.stored), rp.labels.view(), rp.weights};
   const double tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-7;
   const double eps = std::numeric_limits<Scalar>::epsilon();
   auto check = [&](const auto& solver, const char* what) {
