@@ -6,6 +6,7 @@
 
 // Epochs must not allocate (the probe: alloc_probe.hpp, first, before any Eigen include).
 #include "alloc_probe.hpp"
+#include "dense_columns_check.hpp"
 #include "random_problem.hpp"
 #include "skip.hpp"
 #include "test_scalars.hpp"
@@ -937,35 +938,19 @@ TEST_CASE("fit_path: one result per lambda, lambda >= lambda_max gives W = 0", "
 
 TEMPLATE_TEST_CASE("BlockCD on a column-major dense X: the fit of its stored CSC bit for bit, the CSC optimum",
                    "[bcd][dense]", SPARSEMC_TEST_SCALARS) {
-  using Scalar = TestType;
-  const RandomProblem<Scalar> rp(160, 24, 4, 0.4, 23, true);
-  const auto columns = rp.dense_columns();
-  const DenseProblem<Scalar, Eigen::ColMajor> dense{{columns.X.data(), columns.X.rows(), columns.X.cols()},
-                                                     rp.labels.view(), rp.weights};
-  const CscProblem<Scalar> stored{CscView<Scalar>(columns.stored), rp.labels.view(), rp.weights};
-  const double tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-8;
-  const double eps = std::numeric_limits<Scalar>::epsilon();
-  auto check = [&](const auto& solver, const char* what) {
-    INFO(what);
-    const auto a = solver.fit(stored), b = solver.fit(dense), sparse = solver.fit(rp.problem());
-    REQUIRE(b.info.status == Status::converged);
-    CHECK(a.model.dense() == b.model.dense());
-    CHECK(a.info.epochs == b.info.epochs);
-    CHECK(a.info.objective == b.info.objective);
-    // The certificate's products X·W and Xᵀ·D are Eigen's dense ones here: the same gap up to
-    // their rounding.
-    CHECK(std::abs(a.info.duality_gap - b.info.duality_gap) <= 100 * eps * a.info.objective);
-    // The zeros change the work counts (the certificate's schedule), not the optimum.
-    CHECK(std::abs(b.info.objective - sparse.info.objective) <= 2 * tol * sparse.info.objective);
-    const auto warm = solver.fit(dense, b.model);
-    CHECK(warm.info.status == Status::converged);
-    CHECK(warm.info.objective <= b.info.objective * (1 + tol));
-  };
-  check(BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 1e-2}, {.tol = tol, .fit_intercept = true}),
-        "bcd-ls, squared hinge + l1l2, intercept");
-  check(BlockCD<Logistic, L1, TsengYun>({}, {.lambda = 1e-2, .mu = 1e-3}, {.tol = tol}), "bcd-ls, logistic + l1");
-  check(BlockCD<SquaredHinge, L1L2, RichtarikTakac>({}, {.lambda = 1e-2}, {.tol = tol, .seed = 4, .threads = 2}),
-        "bcd-cst, parallel rounds on two threads");
-  check(BlockCD<OvrSquaredHinge, L1, TsengYun>({}, {.lambda = 1e-2}, {.tol = tol, .threads = 2}),
-        "bcd-ls, one-vs-rest class ranges on two threads");
+  const RandomProblem<TestType> rp(160, 24, 4, 0.4, 23, true);
+  const double tol = std::is_same_v<TestType, float> ? 1e-4 : 1e-8;
+  SECTION("bcd-ls, squared hinge + l1l2, intercept") {
+    check_dense_columns_fit(rp, BlockCD<SquaredHinge, L1L2, TsengYun>({}, {.lambda = 1e-2}, {.tol = tol, .fit_intercept = true}), tol);
+  }
+  SECTION("bcd-ls, logistic + l1") {
+    check_dense_columns_fit(rp, BlockCD<Logistic, L1, TsengYun>({}, {.lambda = 1e-2, .mu = 1e-3}, {.tol = tol}), tol);
+  }
+  SECTION("bcd-cst, parallel rounds on two threads") {
+    check_dense_columns_fit(
+        rp, BlockCD<SquaredHinge, L1L2, RichtarikTakac>({}, {.lambda = 1e-2}, {.tol = tol, .seed = 4, .threads = 2}), tol);
+  }
+  SECTION("bcd-ls, one-vs-rest class ranges on two threads") {
+    check_dense_columns_fit(rp, BlockCD<OvrSquaredHinge, L1, TsengYun>({}, {.lambda = 1e-2}, {.tol = tol, .threads = 2}), tol);
+  }
 }

@@ -1,6 +1,7 @@
 // SCD (Tao, Kong, Chu & Wu; solver/scd/), part 2: Algorithms 1 and 2 against ProxGradient (FISTA),
 // BlockCD and LIBLINEAR -s 5 (OvrSquaredHinge + L1, λ = 1/(Cn)); the exact optimality violation
 // they report; the binary mirror reduction; warm starts.
+#include "dense_columns_check.hpp"
 #include "scd_test_support.hpp"
 #include "test_scalars.hpp"
 
@@ -315,34 +316,19 @@ TEST_CASE("scd: without a penalty and mu = 0 there is no certificate: max_iter w
 
 TEMPLATE_TEST_CASE("scd on a column-major dense X: the fit of its stored CSC bit for bit, the CSC optimum",
                    "[scd][dense]", SPARSEMC_TEST_SCALARS) {
-  using Scalar = TestType;
-  const RandomProblem<Scalar> rp(140, 20, 4, 0.4, 29, true);
-  const auto columns = rp.dense_columns();
-  const DenseProblem<Scalar, Eigen::ColMajor> dense{{columns.X.data(), columns.X.rows(), columns.X.cols()},
-                                                     rp.labels.view(), rp.weights};
-  const CscProblem<Scalar> stored{CscView<Scalar>(columns.stored), rp.labels.view(), rp.weights};
-  const double tol = std::is_same_v<Scalar, float> ? 1e-4 : 1e-7;
-  const double eps = std::numeric_limits<Scalar>::epsilon();
-  auto check = [&](const auto& solver, const char* what) {
-    INFO(what);
-    const auto a = solver.fit(stored), b = solver.fit(dense), sparse = solver.fit(rp.problem());
-    REQUIRE(b.info.status == Status::converged);
-    CHECK(a.model.dense() == b.model.dense());
-    CHECK(a.info.epochs == b.info.epochs);
-    // F and the gap of the returned model come from the products X·W and Xᵀ·D, Eigen's dense
-    // ones here: equal up to their rounding.
-    CHECK(std::abs(a.info.objective - b.info.objective) <= 100 * eps * a.info.objective);
-    CHECK(std::abs(a.info.duality_gap - b.info.duality_gap) <= 100 * eps * a.info.objective);
-    CHECK(std::abs(b.info.objective - sparse.info.objective) <= 2 * tol * sparse.info.objective);
-    const auto warm = solver.fit(dense, b.model);
-    CHECK(warm.info.status == Status::converged);
-    CHECK(warm.info.objective <= b.info.objective * (1 + tol));
-  };
-  check(SCD<OvrSquaredHinge, L1, Adaptive>({}, {.lambda = 0.01}, {.tol = tol, .seed = 2, .fit_intercept = true,
-                                                                   .threads = 1}),
-        "scd, one-vs-rest + l1, intercept");
-  check(SCD<OvrSquaredHinge, L1, Adaptive>({}, {.lambda = 0.01}, {.tol = tol, .seed = 2, .threads = 2}),
-        "scd, one-vs-rest + l1, class ranges on two threads");
-  check(SCD<Logistic, L1, Smooth>({}, {.lambda = 0.005, .mu = 0.01}, {.tol = tol, .seed = 5, .threads = 1}),
-        "scd, logistic + l1");
+  const RandomProblem<TestType> rp(140, 20, 4, 0.4, 29, true);
+  const double tol = std::is_same_v<TestType, float> ? 1e-4 : 1e-7;
+  SECTION("scd-ls, one-vs-rest + l1, intercept") {
+    check_dense_columns_fit(
+        rp, SCD<OvrSquaredHinge, L1, Adaptive>({}, {.lambda = 0.01}, {.tol = tol, .seed = 2, .fit_intercept = true, .threads = 1}),
+        tol);
+  }
+  SECTION("scd-ls, one-vs-rest + l1, class ranges on two threads") {
+    check_dense_columns_fit(rp, SCD<OvrSquaredHinge, L1, Adaptive>({}, {.lambda = 0.01}, {.tol = tol, .seed = 2, .threads = 2}),
+                            tol);
+  }
+  SECTION("scd, logistic + l1") {
+    check_dense_columns_fit(rp, SCD<Logistic, L1, Smooth>({}, {.lambda = 0.005, .mu = 0.01}, {.tol = tol, .seed = 5, .threads = 1}),
+                            tol);
+  }
 }

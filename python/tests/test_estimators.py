@@ -28,6 +28,16 @@ from sparsemc import (CrammerSingerSVC, PDSparseClassifier, SparseLinearClassifi
 from conftest import tool
 
 
+def _fit_allocation_peak(clf, X, y):
+    """Fits clf on (X, y); returns the peak of Python's allocations during the fit (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        clf.fit(X, y)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 @parametrize_with_checks([SparseLinearClassifier(), SparseLogisticRegression(), CrammerSingerSVC(),
                           PDSparseClassifier()])
 def test_scikit_learn_conventions(estimator, check):
@@ -111,10 +121,7 @@ def test_zero_copy(dna):
         handle, used = sparsemc._estimators._compressed(Z)
         assert used is Z and handle.data_pointer == Z.data.ctypes.data
         clf = SparseLinearClassifier(loss="squared-hinge", penalty="l1", alpha=1e-2, solver=solver, max_iter=3)
-        tracemalloc.start()
-        clf.fit(Z, y)
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
+        peak = _fit_allocation_peak(clf, Z, y)
         assert peak < Z.data.nbytes / 4, f"{layout}: {peak} bytes of Python allocations for X of {Z.data.nbytes}"
 
 
@@ -128,10 +135,7 @@ def test_dense_arrays_reach_fista_without_a_copy(dna):
     assert sparsemc._core.dense_layout(settings, "auto", *D.shape) == "C"
     assert sparsemc._core.dense_layout(settings, "bcd-ls", *D.shape) == "F"
     clf = SparseLinearClassifier(loss="logistic", alpha=1e-3, max_iter=3)
-    tracemalloc.start()
-    clf.fit(D, Y)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    peak = _fit_allocation_peak(clf, D, Y)
     assert clf.solver_ == "fista"
     assert peak < D.nbytes / 4, f"{peak} bytes of Python allocations for X of {D.nbytes}"
     for loss, penalty in (("logistic", "l1l2"), ("squared-hinge", "l1")):
@@ -170,10 +174,7 @@ def test_dense_arrays_reach_row_solvers_without_a_copy(dna, solver, make, rel):
     D, Y = np.tile(X.toarray(), (10, 1)), np.tile(y, 10)  # 20 000 samples: 29 MB
     clf = make(max_iter=2)
     assert sparsemc._core.dense_layout(clf._settings(D.shape[0], False), "auto", *D.shape) == "C"
-    tracemalloc.start()
-    clf.fit(D, Y)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    peak = _fit_allocation_peak(clf, D, Y)
     assert clf.solver_ == solver
     assert peak < D.nbytes / 4, f"{peak} bytes of Python allocations for X of {D.nbytes}"
     for dtype in (np.float64, np.float32):
@@ -205,10 +206,7 @@ def test_dense_arrays_reach_column_solvers_without_a_copy(dna, solver, params):
     D, Y = np.asfortranarray(np.tile(X.toarray(), (10, 1))), np.tile(y, 10)  # 20 000 samples: 29 MB
     clf = SparseLinearClassifier(**params, solver=solver, max_iter=2)
     assert sparsemc._core.dense_layout(clf._settings(D.shape[0], False), solver, *D.shape) == "F"
-    tracemalloc.start()
-    clf.fit(D, Y)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    peak = _fit_allocation_peak(clf, D, Y)
     assert clf.solver_ == solver
     assert peak < D.nbytes / 4, f"{peak} bytes of Python allocations for X of {D.nbytes}"
     for dtype, tol in ((np.float64, 1e-6), (np.float32, 1e-3)):
