@@ -28,9 +28,10 @@ namespace sparsemc {
 
 /// The columns of a column-major dense X as slices of all n samples. Every slice shares one
 /// list of the sample indices 0 … n−1, which this object holds (n indices, the only memory it
-/// takes: the values are X's own). A zero entry is an entry like any other: the coordinate
-/// solvers' arithmetic on it adds zeros, so the fit is the one of the CSC matrix of its
-/// nonzeros up to the order of those additions, at the cost of walking all n·d entries.
+/// takes: the values are X's own). A zero entry is an entry like any other, so the fit is the
+/// one of the CSC matrix that stores all n·d entries, bit for bit; against the CSC matrix of the
+/// nonzeros only the work counts differ (and with them when the certificate is evaluated, and
+/// BlockCD's intercept schedule), not the optimum.
 template <RealScalar Scalar>
 class DenseColumns {
  public:
