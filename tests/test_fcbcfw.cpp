@@ -14,6 +14,8 @@
 #include <sparsemc/loss/crammer_singer.hpp>
 #include <sparsemc/model/early_stopping.hpp>
 #include <sparsemc/penalty/l1.hpp>
+#include <sparsemc/penalty/l1l2.hpp>
+#include <sparsemc/penalty/l1linf.hpp>
 #include <sparsemc/penalty/none.hpp>
 #include <sparsemc/solver/fbpd/fbpd.hpp>
 #include <sparsemc/solver/fcbcfw/fcbcfw.hpp>
@@ -976,6 +978,28 @@ TEST_CASE("sdm: agrees with fcbcfw at a tight tol, with sample costs and empty r
   CHECK((r.model.dense() - other.model.dense()).norm() <= bound + 1e-9);
 }
 
+TEST_CASE("sdm: every penalty at lambda = 0 is the ridge-only problem, with the same iterates", "[sdm]") {
+  // At λ = 0 each penalty of (1) is (μ/2)‖W‖² alone: the fits with L1, L1L2 and L1Linf are the
+  // NoPenalty fit (the engine sees μ only), and each reports F of (1) at its model.
+  const auto data = generate<double>(150, 80, 9, 7, 1, 23);
+  const auto problem = data.problem<Eigen::RowMajor>();
+  const double mu = 1.0 / 150;
+  const SequentialDualOptions options{.tol = 1e-6, .seed = 5};
+  const auto ridge = Sdm({}, {.mu = mu}, options).fit(problem);
+  REQUIRE(ridge.info.status == Status::converged);
+  const auto same = [&](const auto& r, const char* penalty) {
+    INFO(penalty << ": status " << to_string(r.info.status) << " epochs " << r.info.epochs);
+    CHECK(r.model.dense() == ridge.model.dense());
+    CHECK(r.info.epochs == ridge.info.epochs);
+    CHECK(r.info.objective == ridge.info.objective);
+    CHECK(r.info.duality_gap == ridge.info.duality_gap);
+    CHECK(r.model.provenance().penalty == penalty);
+  };
+  same(SequentialDual<CrammerSinger, L1>({}, {.lambda = 0, .mu = mu}, options).fit(problem), "l1");
+  same(SequentialDual<CrammerSinger, L1L2>({}, {.lambda = 0, .mu = mu}, options).fit(problem), "l1l2");
+  same(SequentialDual<CrammerSinger, L1Linf>({}, {.lambda = 0, .mu = mu}, options).fit(problem), "l1linf");
+}
+
 TEMPLATE_TEST_CASE("sdm: a dense X gives the CSR fit bit for bit, warm starts and costs too", "[sdm][dense]",
                    SPARSEMC_TEST_SCALARS) {
   // The dense rows are walked by their nonzeros in the CSR order (data/sample_entries.hpp), so
@@ -1090,6 +1114,10 @@ TEST_CASE("sdm: what it refuses names the reason", "[sdm]") {
   CHECK_THAT(message([] { SequentialDual<CrammerSinger, L1>({}, {.lambda = 0.1, .mu = 1}); }),
              Catch::Contains("lambda"));
   CHECK(message([] { SequentialDual<CrammerSinger, L1>({}, {.lambda = 0, .mu = 1}); }).empty());
+  CHECK_THAT(message([] { SequentialDual<CrammerSinger, L1L2>({}, {.lambda = 0.1, .mu = 1}); }),
+             Catch::Contains("lambda"));
+  CHECK_THAT(message([] { SequentialDual<CrammerSinger, L1Linf>({}, {.lambda = 0.1, .mu = 1}); }),
+             Catch::Contains("lambda"));
   CHECK_THAT(message([] { Sdm({}, {.mu = 0}); }), Catch::Contains("mu"));
   CHECK_THAT(message([] { Sdm({}, {.mu = 1}, {.tol = 0}); }), Catch::Contains("tol"));
   CHECK_THAT(message([] { Sdm({}, {.mu = 1}, {.first_trigger = 0}); }), Catch::Contains("first_trigger"));

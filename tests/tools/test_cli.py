@@ -213,7 +213,9 @@ if "fcbcfw" in registered:
 if "sdm" in registered:
     # Issue 16: the ridge-only Crammer-Singer SVM goes to the sequential dual method, unless the
     # data is multilabel or the fit must stop on a held-out set (fcbcfw's).
-    for flags in (["--penalty", "none"], ["--penalty", "l1", "--lambda", "0"]):
+    # At lambda = 0 every penalty is the ridge term alone: the default l1l2 included.
+    for flags in (["--penalty", "none"], ["--penalty", "l1", "--lambda", "0"], ["--lambda", "0"],
+                  ["--penalty", "l1linf", "--lambda", "0"]):
         got = auto_choice("--loss", "crammer-singer", "--mu", "0.01", *flags)
         t.check(got == "sdm", f"auto picks sdm for crammer-singer {' '.join(flags)} with mu > 0", got)
     got = auto_choice("--loss", "crammer-singer", "--penalty", "none", "--mu", "0.01", "--heldout", test_file)

@@ -1,9 +1,10 @@
 #pragma once
 /// \file sdm.hpp
-/// Registers `sdm`: SequentialDual<CrammerSinger, NoPenalty | L1>, the sequential dual method of
+/// Registers `sdm`: SequentialDual<CrammerSinger, Penalty>, the sequential dual method of
 /// Keerthi et al. (2008; LIBLINEAR -s 4, solver/sdm/sequential_dual.hpp) for the ridge-only
-/// Crammer-Singer SVM: lambda = 0, mu > 0, multiclass, no intercept (use --bias), CSR data or a
-/// dense design (the Python package's numpy arrays, without a copy).
+/// Crammer-Singer SVM: lambda = 0 (any --penalty: at lambda = 0 each is the ridge term alone, so
+/// the default l1l2 at --lambda 0 comes here too), mu > 0, multiclass, no intercept (use --bias),
+/// CSR data or a dense design (the Python package's numpy arrays, without a copy).
 /// `auto` picks it over fcbcfw there: with lambda = 0 W is dense and the dual method's class
 /// shrinking is what makes large K fast.
 

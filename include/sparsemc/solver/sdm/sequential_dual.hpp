@@ -5,83 +5,44 @@
 /// 2008; LIBLINEAR's `-s 4`) for objective (1) with the Crammer–Singer loss and the ridge term
 /// only (λ = 0, μ > 0): the case where W is dense and primal sparsity has nothing to exploit.
 
-#include <Eigen/Core>
-
-#include <algorithm>
-#include <array>
-#include <cmath>
 #include <concepts>
 #include <cstdint>
-#include <iostream>
 #include <limits>
-#include <numeric>
-#include <span>
 #include <stdexcept>
-#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "../../core/callbacks.hpp"
-#include "../../core/parallel.hpp"
-#include "../../core/rng.hpp"
 #include "../../core/status.hpp"
-#include "../../core/stopwatch.hpp"
 #include "../../core/traits.hpp"
 #include "../../core/validate.hpp"
 #include "../../data/dense_problem.hpp"
 #include "../../data/problem.hpp"
 #include "../../data/sample_entries.hpp"
 #include "../../loss/crammer_singer.hpp"
-#include "../../penalty/l1.hpp"
-#include "../../penalty/none.hpp"
 #include "../../model/linear_model.hpp"
+#include "../../penalty/concepts.hpp"
+#include "../../penalty/none.hpp"
 #include "../duality_gap.hpp"
-#include "../gap_schedule.hpp"
 #include "../solver_base.hpp"
+#include "detail/engine.hpp"
+#include "options.hpp"
 
 namespace sparsemc {
 
-/// Options of `SequentialDual`. Every field has a default; `validate()` names a bad field.
-struct SequentialDualOptions {
-  /// Stop (Status::converged) when the relative duality gap of (1), (F(W) − D(α))/max(|F|,
-  /// 10⁻¹²), is ≤ tol; F and D come from the solver's own primal–dual pair.
-  double tol = 1e-3;
-  /// Epoch budget; an epoch visits every active sample once. Epochs on shrunk sets are cheap
-  /// and the tail to a tight gap can take thousands of them (dna at C = 1: ~1000 for 1e-3).
-  std::int64_t max_epochs = 100000;
-  /// Wall-clock budget in seconds (0 = none), checked after every epoch.
-  double time_limit = 0.0;
-  /// Seed of the sample order (a fresh permutation of the active samples every epoch).
-  std::uint64_t seed = 0;
-  /// The first level of the dual violation max_i (max_m G_im − min_m G_im) that asks for the
-  /// certificate at a full pass (LIBLINEAR's `-e`, default 0.1); it is tightened each time the
-  /// gap refuses to certify (solver/gap_schedule.hpp).
-  double first_trigger = 0.1;
-  /// Threads of the certificate's pass over the samples (0 = every core, see core/parallel.hpp);
-  /// the epochs are sequential, as the method is. The gap's sums are taken over fixed chunks of
-  /// samples, so every thread count gives the same bits.
-  int threads = 0;
-
-  /// Throws std::invalid_argument naming the first field out of range.
-  void validate() const {
-    detail::require_stopping_rule(tol, max_epochs, time_limit);
-    detail::require_positive("first_trigger", first_trigger);
-    detail::require_nonnegative("threads", threads);
-  }
-};
-
 /// What SequentialDual solves: the ridge-only Crammer–Singer SVM, a separation ranking loss with
-/// NoPenalty (or L1 at λ = 0, checked on construction).
-template <class Loss, class Penalty>
-concept SequentialDualAccepts =
-    SeparationRankingLoss<Loss> && (std::same_as<Penalty, NoPenalty> || std::same_as<Penalty, L1>);
+/// any penalty whose λ is 0 (checked on construction; `NoPenalty` ignores its λ). At λ = 0 every
+/// penalty of (1) is the ridge term (μ/2)‖W‖² alone, so `--penalty l1l2 --lambda 0` is the same
+/// problem as `--penalty none`, and takes the same iterates.
+template <class Loss, class P>
+concept SequentialDualAccepts = SeparationRankingLoss<Loss> && Penalty<P, double>;
 
 /// The sequential dual method for the Crammer–Singer SVM with the ridge term,
 ///
 ///     min_W F(W) = (1/n) Σ_i c_i ℓ(Wᵀx_i, y_i) + (μ/2)‖W‖²,  ℓ(s, y) = max_k (s_k + [k ≠ y]) − s_y,
 ///
-/// i.e. objective (1) with λ = 0 (a penalty `NoPenalty` or `L1` with λ = 0), no intercept (use a
+/// i.e. objective (1) with λ = 0 (`NoPenalty`, or any penalty with λ = 0), no intercept (use a
 /// bias feature). Dividing by μ gives LIBLINEAR's form ½‖W‖² + Σ_i C_i ℓ_i with C_i = c_i/(nμ),
 /// whose dual (Keerthi et al. 2008, §2; Crammer & Singer 2001) is
 ///
@@ -129,7 +90,8 @@ class SequentialDual
   using penalty_type = Penalty;
   static constexpr std::string_view name = "sdm";
 
-  /// Throws std::invalid_argument when the penalty has λ ≠ 0 (L1) or μ ≤ 0, or an option is out of range.
+  /// Throws std::invalid_argument when the penalty has λ ≠ 0 (other than NoPenalty) or μ ≤ 0, or an
+  /// option is out of range.
   SequentialDual(Loss loss, Penalty penalty, Options options = {})
       : Base(std::move(loss), std::move(penalty), std::move(options)) {
     if (!std::same_as<Penalty, NoPenalty> && static_cast<double>(this->penalty_.lambda) != 0.0)
@@ -160,8 +122,8 @@ class SequentialDual
       const double bias = initial ? initial->provenance().bias : -1.0;
       // The class lists (n × K entries) take two bytes an entry while K fits them.
       if (problem.n_classes() <= std::numeric_limits<std::uint16_t>::max())
-        return solve_with<Engine<Prob, std::uint16_t>>(problem, std::move(labels), bias, callbacks...);
-      return solve_with<Engine<Prob, ClassIndex>>(problem, std::move(labels), bias, callbacks...);
+        return solve_with<detail::SdmEngine<Prob, std::uint16_t>>(problem, std::move(labels), bias, callbacks...);
+      return solve_with<detail::SdmEngine<Prob, ClassIndex>>(problem, std::move(labels), bias, callbacks...);
     } else {
       return {};
     }
@@ -184,352 +146,6 @@ class SequentialDual
     notify_end(result.info, callbacks...);
     return result;
   }
-
-  /// The state of one solve on `Prob` (a CSR or a dense problem, walked by `sample_entries`): W,
-  /// α, the per-sample class lists (of `Slot`, an integer type that holds K) and the epoch's steps.
-  template <class Prob, std::integral Slot>
-  class Engine {
-    using Scalar = ProblemScalar<Prob>;
-    using Index = ProblemIndex<Prob>;
-    using Row = decltype(sample_entries(std::declval<const Prob&>(), Index{}));
-
-   public:
-    Engine(const Prob& problem, double mu, const Options& options, std::vector<Label> labels)
-        : problem_(problem), options_(options), mu_(mu), labels_(std::move(labels)), n_(static_cast<std::size_t>(problem.n_samples())),
-          K_(static_cast<std::size_t>(problem.n_classes())),
-          W_(ClassMatrix<Scalar>::Zero(problem.n_features(), static_cast<Eigen::Index>(K_))),
-          alpha_(ClassMatrix<Scalar>::Zero(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(K_))),
-          classes_(n_ * K_), active_classes_(n_, static_cast<Slot>(K_)), label_(n_), cost_(n_),
-          norm_sq_(n_), nonzeros_(n_), G_(K_), B_(K_), sorted_(K_), moved_class_(K_), moved_by_(K_),
-          team_(resolve_threads(options.threads)),
-          scores_(static_cast<std::size_t>(team_), ClassVector<Scalar>(static_cast<Eigen::Index>(K_))) {
-      const double inv_n_mu = 1.0 / (static_cast<double>(n_) * mu_);
-      for (std::size_t i = 0; i < n_; ++i) {
-        std::iota(classes_.begin() + static_cast<std::ptrdiff_t>(i * K_),
-                  classes_.begin() + static_cast<std::ptrdiff_t>((i + 1) * K_), Slot{0});
-        label_[i] = problem.y[i][0];
-        cost_[i] = static_cast<Scalar>(static_cast<double>(problem.weight(static_cast<Index>(i))) * inv_n_mu);
-        Scalar sq = 0;
-        std::size_t nonzeros = 0;
-        for (auto [j, x] : sample_entries(problem, static_cast<Index>(i))) sq += x * x, ++nonzeros;
-        norm_sq_[i] = sq;
-        nonzeros_[i] = nonzeros;
-        nnz_ += static_cast<double>(nonzeros);
-        if (sq > Scalar(0) && cost_[i] > Scalar(0)) {
-          samples_.push_back(static_cast<Index>(i));
-        } else if (cost_[i] > Scalar(0) && K_ > 1) {
-          // An empty row has ℓ = 1 whatever W is; its dual optimum α_i = C_i (e_y − e_k), any
-          // k ≠ y, leaves W unchanged and makes D count that loss. No cost: α_i = 0.
-          const auto other = static_cast<Eigen::Index>(label_[i] == 0 ? 1 : 0);
-          alpha_(static_cast<Eigen::Index>(i), label_[i]) = cost_[i];
-          alpha_(static_cast<Eigen::Index>(i), other) = -cost_[i];
-        }
-      }
-      n_active_ = samples_.size();
-    }
-
-    /// The epochs until the certificate, a callback, or a budget stops them.
-    template <class... Callbacks>
-    SolverInfo solve(Callbacks&... callbacks) {
-      Stopwatch clock;
-      Rng rng(options_.seed);
-      // One evaluation costs the scores of every sample over every class, nnz(X)·K; an epoch's
-      // work is Σ_i nnz(x_i)·(active classes of i), so evaluations stay a bounded share.
-      const double gap_cost = nnz_ * static_cast<double>(K_);
-      detail::WorkGapSchedule schedule(options_.first_trigger, gap_cost);
-      SolverInfo info;
-      info.measure_name = "dual_violation";
-      notify_begin(callbacks...);
-      // LIBLINEAR's shrinking levels: a phase on shrunk sets ends when its violation falls under
-      // `shrink_level`, which halves down to the certificate's trigger.
-      double shrink_level = std::max(10 * options_.first_trigger, 1.0);
-      bool full_pass = true;  // every sample and class active in this epoch
-      std::int64_t epoch = 0;
-      while (epoch < options_.max_epochs) {
-        ++epoch;
-        const double violation = run_epoch(rng);
-        schedule.add_work(epoch_work_);
-        info.measure = violation;
-        EpochReport report{epoch, std::numeric_limits<double>::quiet_NaN(), violation, -1, clock.seconds()};
-        // The violation of a full pass measures every class; a shrunk pass's does not.
-        const double full_violation = full_pass ? violation : std::numeric_limits<double>::infinity();
-        bool certified = false;
-        if (schedule.due(full_violation)) {
-          const DualityGap gap = gap_spent_.timed([&] { return certificate(); });
-          last_gap_ = {epoch, gap};
-          report.objective = gap.primal;
-          report.relative_gap = gap.relative();
-          certified = gap.relative() <= options_.tol;
-          schedule.evaluated(full_violation, gap.relative(), options_.tol);
-        }
-        const bool stop = notify_end_epoch(
-            report, [&] { return LinearModel<Scalar>(W_, ClassVector<Scalar>(), labels_); }, callbacks...);
-        const auto verdict = detail::epoch_verdict(options_, std::isfinite(violation), certified, stop, report.seconds);
-        if (verdict) {
-          info.status = *verdict;
-          break;
-        }
-        full_pass = violation < shrink_level || n_active_ == 0;
-        if (full_pass) {
-          restore_all();
-          shrink_level = std::max(shrink_level / 2, schedule.trigger());
-        }
-      }
-      info.epochs = epoch;
-      info.seconds = clock.seconds();
-      epochs_ = epoch;
-      return info;
-    }
-
-    /// The certificate at the returned pair: the last epoch's if it evaluated one.
-    [[nodiscard]] DualityGap final_certificate() {
-      return last_gap_.first == epochs_ ? last_gap_.second : gap_spent_.timed([&] { return certificate(); });
-    }
-
-    /// The gap evaluations and their time.
-    [[nodiscard]] const GapCost& gap_spent() const noexcept { return gap_spent_; }
-
-    /// F(W) and D(α) of (1) at the current pair, W summed afresh from α (`resum_weights`): one
-    /// pass over X for the scores, O(dK) for ‖W‖².
-    [[nodiscard]] DualityGap certificate() {
-      resum_weights();
-      const double w_sq = static_cast<double>(W_.squaredNorm());
-      // Per sample: its loss at the scores Wᵀx_i (into the running thread's buffer) and α_{i,y_i}.
-      const int team = detail::team_for_work(team_, nnz_ * static_cast<double>(K_));
-      const auto [loss_sum, alpha_label] = detail::chunk_sums<2>(team, n_, [&](std::size_t i) {
-        const auto index = static_cast<Index>(i);
-        ClassVector<Scalar>& scores = scores_[static_cast<std::size_t>(detail::thread_index())];
-        scores.setZero();
-        for (auto [j, x] : sample_entries(problem_, index)) scores += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
-        const Scalar c = problem_.weight(index);
-        const double loss =
-            c == Scalar(0) ? 0.0
-                           : static_cast<double>(c) * static_cast<double>(CrammerSinger{}.value(
-                                                          std::span<const Scalar>(scores.data(), K_), problem_.y[i]));
-        return std::array<double, 2>{loss, static_cast<double>(alpha_(static_cast<Eigen::Index>(i), label_[i]))};
-      });
-      return {loss_sum / static_cast<double>(n_) + 0.5 * mu_ * w_sq, mu_ * (alpha_label - 0.5 * w_sq)};
-    }
-
-    /// W, handed over to the model (which consumes it as it is built).
-    [[nodiscard]] ClassMatrix<Scalar>&& take_weights() noexcept { return std::move(W_); }
-
-    /// Frees α and the class lists (n × K each) once the certificate is taken, so that the
-    /// returned model is not built on top of them.
-    void release_dual() {
-      alpha_ = ClassMatrix<Scalar>();
-      classes_ = std::vector<Slot>();
-    }
-
-   private:
-    /// The active samples in a fresh random order; a sample left with one active class leaves
-    /// the epoch. Returns the largest violation met.
-    double run_epoch(Rng& rng) {
-      shuffle(std::span<Index>(samples_.data(), n_active_), rng);
-      epoch_work_ = 0.0;
-      double violation = 0.0;
-      for (std::size_t s = 0; s < n_active_;) {
-        const double v = visit_sample(samples_[s]);
-        if (v < 0.0) {
-          std::swap(samples_[s], samples_[--n_active_]);
-        } else {
-          violation = std::max(violation, v);
-          ++s;
-        }
-      }
-      return violation;
-    }
-
-    /// Sample i's block of the dual: its class list (a permutation of the classes whose first
-    /// `active` are active, the shrunk ones after them), y_i, C_i, A_i = ‖x_i‖² and x_i.
-    struct Block {
-      Index i;
-      Slot* classes;
-      Slot& active;
-      ClassIndex label;
-      Scalar C, A;
-      Row x;
-
-      /// The upper bound of α_im at `slot`: C_i [m = y_i].
-      [[nodiscard]] Scalar upper(ClassIndex slot) const { return classes[slot] == label ? C : Scalar(0); }
-    };
-
-    /// The extremes of G over the active classes: the smallest over the classes below their
-    /// bound, the largest over all; their difference is the sample's violation.
-    struct GradientRange {
-      Scalar min_free = std::numeric_limits<Scalar>::infinity();
-      Scalar max = -std::numeric_limits<Scalar>::infinity();
-    };
-
-    /// One sample's step (1–4 of the class comment); returns its violation, or −1 when the
-    /// sample has one active class left.
-    double visit_sample(Index i) {
-      const auto row = static_cast<std::size_t>(i);
-      const Block b{i, classes_.data() + row * K_, active_classes_[row], label_[row], cost_[row], norm_sq_[row],
-                    sample_entries(problem_, i)};
-      const GradientRange range = gradient(b);
-      shrink_classes(b, range.min_free);
-      if (b.active <= 1) return -1.0;
-      const Scalar violation = range.max - range.min_free;
-      if (!(violation > Scalar(min_violation))) return 0.0;
-      update(b, solve_subproblem(b));
-      return static_cast<double>(violation);
-    }
-
-    /// α_im at `slot` of the block's class list.
-    Scalar& alpha(const Block& b, ClassIndex slot) { return alpha_(b.i, b.classes[slot]); }
-
-    /// Step 1: G_m = w_mᵀx_i + e_im over the active classes, gathered per class or, with most
-    /// classes active, from the scores of every class by contiguous (vectorised) rows of W.
-    GradientRange gradient(const Block& b) {
-      epoch_work_ += static_cast<double>(nonzeros_[static_cast<std::size_t>(b.i)]) * static_cast<double>(b.active);
-      if (2 * static_cast<std::size_t>(b.active) > K_) {
-        ClassVector<Scalar>& scores = scores_.front();
-        scores.setZero();
-        for (auto [j, x] : b.x) scores += x * W_.row(static_cast<Eigen::Index>(j)).transpose();
-        for (ClassIndex m = 0; m < b.active; ++m)
-          G_[m] = scores[b.classes[m]] + (b.classes[m] == b.label ? Scalar(0) : Scalar(1));
-      } else {
-        for (ClassIndex m = 0; m < b.active; ++m) G_[m] = b.classes[m] == b.label ? Scalar(0) : Scalar(1);
-        for (auto [j, x] : b.x) {
-          const Scalar* w = W_.data() + static_cast<std::size_t>(j) * K_;
-          for (ClassIndex m = 0; m < b.active; ++m) G_[m] += w[b.classes[m]] * x;
-        }
-      }
-      GradientRange range;
-      for (ClassIndex m = 0; m < b.active; ++m) {
-        if (alpha(b, m) < b.upper(m)) range.min_free = std::min(range.min_free, G_[m]);
-        range.max = std::max(range.max, G_[m]);
-      }
-      return range;
-    }
-
-    /// Step 2: a class at its bound with G_m below every free class's G (`min_free`) stays
-    /// there and moves past `active`.
-    void shrink_classes(const Block& b, Scalar min_free) {
-      auto shrinkable = [&](ClassIndex m) { return alpha(b, m) == b.upper(m) && G_[m] < min_free; };
-      for (ClassIndex m = 0; m < b.active; ++m) {
-        if (!shrinkable(m)) continue;
-        // Swap in the last active class that stays.
-        while (--b.active > m && shrinkable(b.active)) {
-        }
-        if (b.active > m) {
-          std::swap(b.classes[m], b.classes[b.active]);
-          std::swap(G_[m], G_[b.active]);
-        }
-      }
-    }
-
-    /// Step 3: the sub-problem, exactly: B = G − A_i α_i (left in B_), D = B + A_i C_i e_y, and β
-    /// of Crammer & Singer's sort. Only the largest D_r enter β: a heap yields them in order,
-    /// O(active + ρ log active).
-    Scalar solve_subproblem(const Block& b) {
-      const ClassIndex active = b.active;
-      for (ClassIndex m = 0; m < active; ++m) {
-        B_[m] = G_[m] - b.A * alpha(b, m);
-        sorted_[m] = B_[m];
-        if (b.classes[m] == b.label) sorted_[m] += b.A * b.C;
-      }
-      const auto heap_end = [&](ClassIndex popped) { return sorted_.begin() + (active - popped); };
-      std::make_heap(sorted_.begin(), heap_end(0));
-      std::pop_heap(sorted_.begin(), heap_end(0));
-      Scalar beta = sorted_[static_cast<std::size_t>(active - 1)] - b.A * b.C;
-      ClassIndex rho = 1;
-      for (; rho < active && beta < static_cast<Scalar>(rho) * sorted_.front(); ++rho) {
-        beta += sorted_.front();
-        std::pop_heap(sorted_.begin(), heap_end(rho));
-      }
-      return beta / static_cast<Scalar>(rho);
-    }
-
-    /// Step 4: α_im = min(C_i [m = y_i], (β − B_m)/A_i), and W += x_i Δα_iᵀ on the classes that
-    /// moved.
-    void update(const Block& b, Scalar beta) {
-      std::size_t moved = 0;
-      for (ClassIndex m = 0; m < b.active; ++m) {
-        const Scalar next = std::min(b.upper(m), (beta - B_[m]) / b.A);
-        const Scalar step = next - alpha(b, m);
-        alpha(b, m) = next;
-        if (std::abs(step) >= Scalar(min_step)) {
-          moved_class_[moved] = b.classes[m];
-          moved_by_[moved++] = step;
-        }
-      }
-      add_to_weights(b.x, moved);
-    }
-
-    /// W += x (moved_by_)ᵀ on the first `moved` classes of moved_class_.
-    void add_to_weights(const Row& x_i, std::size_t moved) {
-      for (auto [j, x] : x_i) {
-        Scalar* w = W_.data() + static_cast<std::size_t>(j) * K_;
-        for (std::size_t t = 0; t < moved; ++t) w[moved_class_[t]] += moved_by_[t] * x;
-      }
-    }
-
-    /// W = Σ_i x_i α_iᵀ summed afresh. The steps' updates leave rounding residue where every
-    /// contribution has cancelled (a class that moved and went back to α_im = 0 leaves entries
-    /// near 2⁻⁶⁰ in place of 0: two fifths of the nonzero weights at K = 1000, half at K = 8000,
-    /// each stored, written and read by the model); summed afresh, W is exactly W(α) up to one
-    /// sum's rounding, and the certificate, the model and the next epochs start from it. Costs
-    /// Σ_i nnz(x_i)·nnz(α_i) and a pass over α, a fraction of the certificate's nnz(X)·K.
-    void resum_weights() {
-      W_.setZero();
-      for (std::size_t i = 0; i < n_; ++i) {
-        const auto alpha_i = alpha_.row(static_cast<Eigen::Index>(i));
-        std::size_t moved = 0;
-        for (std::size_t m = 0; m < K_; ++m) {
-          if (alpha_i[static_cast<Eigen::Index>(m)] == Scalar(0)) continue;
-          moved_class_[moved] = static_cast<ClassIndex>(m);
-          moved_by_[moved++] = alpha_i[static_cast<Eigen::Index>(m)];
-        }
-        add_to_weights(sample_entries(problem_, static_cast<Index>(i)), moved);
-      }
-    }
-
-    /// Every sample and class active again (before a full pass).
-    void restore_all() {
-      n_active_ = samples_.size();
-      std::fill(active_classes_.begin(), active_classes_.end(), static_cast<Slot>(K_));
-    }
-
-    /// A sample whose violation max_m G_m − min_m G_m is at most this is optimal as it stands
-    /// and left alone (LIBLINEAR's Solver_MCSVM_CS, `maxG - minG <= 1e-12`).
-    static constexpr double min_violation = 1e-12;
-    /// A class whose α_im moved by less than this leaves W as it is (LIBLINEAR's
-    /// Solver_MCSVM_CS, `fabs(d) >= 1e-12`).
-    static constexpr double min_step = 1e-12;
-
-    const Prob& problem_;
-    const Options& options_;
-    double mu_;
-    std::vector<Label> labels_;  ///< the model's labels
-    std::size_t n_, K_;
-    ClassMatrix<Scalar> W_;      ///< d × K, W = Σ_i x_i α_iᵀ
-    ClassMatrix<Scalar> alpha_;  ///< n × K dual variables
-    /// Per sample, a permutation of the classes whose first active_classes_[i] are active.
-    std::vector<Slot> classes_;
-    std::vector<Slot> active_classes_;
-    std::vector<ClassIndex> label_;  ///< y_i
-    std::vector<Scalar> cost_;            ///< C_i = c_i/(nμ)
-    std::vector<Scalar> norm_sq_;         ///< A_i = ‖x_i‖²
-    /// nnz(x_i) and nnz(X), the counts of the work (a dense row's zeros are skipped, not counted)
-    std::vector<std::size_t> nonzeros_;
-    double nnz_ = 0.0;
-    std::vector<Index> samples_;          ///< samples with something to solve; the first n_active_ are active
-    std::size_t n_active_ = 0;
-    // Per-sample work space (K entries each).
-    std::vector<Scalar> G_, B_, sorted_;
-    std::vector<ClassIndex> moved_class_;
-    std::vector<Scalar> moved_by_;
-    int team_;  ///< threads of the certificate's pass
-    /// One scores buffer per thread: the certificate's pass, and the epochs' whole-row gradient
-    /// (the first).
-    std::vector<ClassVector<Scalar>> scores_;
-    std::pair<std::int64_t, DualityGap> last_gap_{-1, {}};  ///< (epoch, gap) of the last evaluation
-    GapCost gap_spent_;
-    std::int64_t epochs_ = 0;
-    double epoch_work_ = 0.0;  ///< Σ nnz(x_i)·(active classes) over this epoch's visits
-  };
 
   using Base::loss_;
   using Base::options_;
