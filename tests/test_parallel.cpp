@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -34,6 +35,15 @@ namespace {
 
 constexpr int thread_counts[] = {1, 2, 3};
 
+/// Keeps the model of the last epoch a solve reported.
+struct LastModel {
+  std::optional<LinearModel<double>> model;
+  bool end_epoch(const EpochReport&, const LinearModel<double>& current) {
+    model = current;
+    return false;
+  }
+};
+
 /// The certified fits of one solver at 1, 2 and 3 threads agree within their gaps, each
 /// certificate bounds the whole problem's objective at its model, and a repeated fit at the
 /// same count is the same model bit for bit.
@@ -53,9 +63,16 @@ void check_thread_counts(Solver make_solver, const Problem& problem, double tol)
     GapWorkspace<double> work;
     const DualityGap whole = duality_gap(solver.loss(), solver.penalty(), problem, fit.model, work);
     CHECK(whole.primal == Approx(fit.info.objective).epsilon(1e-12));
-    const Result<double> again = solver.fit(problem);
+    // The returned model is the last epoch's iterate, though it is built by taking W over (and
+    // over class ranges, by merging the ranges' rows) rather than by the copy the callbacks get.
+    LastModel last;
+    const Result<double> again = solver.fit(problem, last);
     CHECK((again.model.dense().array() == fit.model.dense().array()).all());
     CHECK(again.model.intercept() == fit.model.intercept());
+    REQUIRE(last.model.has_value());
+    CHECK(last.model->support() == fit.model.support());
+    CHECK((last.model->dense().array() == fit.model.dense().array()).all());
+    CHECK(last.model->intercept() == fit.model.intercept());
     fits.push_back(std::move(fit));
   }
   for (const Result<double>& fit : fits) {
@@ -348,14 +365,20 @@ TEST_CASE("FISTA's passes give the same iterates at 1, 2 and 3 threads", "[paral
   // samples (objective.hpp): every count runs the same operations. 2 500 samples: three chunks.
   RandomProblem<double> csc(2500, 60, 5, 0.1, 31, /*weighted=*/true);
   RandomProblem<double, std::int32_t, Eigen::RowMajor> csr(2500, 60, 5, 0.1, 31, /*weighted=*/true);
-  const auto fit = [](const auto& problem, int threads) {
+  const auto fit = [](const auto& problem, int threads, auto&... callbacks) {
     return ProxGradient<Logistic, L1L2>({}, {.lambda = 1e-3}, {.tol = 1e-6, .fit_intercept = true, .threads = threads})
-        .fit(problem);
+        .fit(problem, callbacks...);
   };
   for (const bool row_major : {false, true}) {
     INFO((row_major ? "CSR" : "CSC"));
     const Result<double> one = row_major ? fit(csr.problem(), 1) : fit(csc.problem(), 1);
     REQUIRE(one.info.status == Status::converged);
+    // The returned model takes W over: it is the last epoch's iterate, as the callbacks saw it.
+    LastModel last;
+    (void)(row_major ? fit(csr.problem(), 2, last) : fit(csc.problem(), 2, last));
+    REQUIRE(last.model.has_value());
+    CHECK((last.model->dense().array() == one.model.dense().array()).all());
+    CHECK(last.model->intercept() == one.model.intercept());
     for (const int threads : {2, 3}) {
       const Result<double> many = row_major ? fit(csr.problem(), threads) : fit(csc.problem(), threads);
       CHECK(many.info.epochs == one.info.epochs);

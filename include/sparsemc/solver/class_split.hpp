@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -27,8 +28,8 @@
 
 namespace sparsemc::detail {
 
-/// The base of a solver's class ranges: `Engine` needs objective(), weights() and
-/// gap_spent(); `Extra` is what the solver keeps per range beside its engine.
+/// The base of a solver's class ranges: `Engine` needs objective(), weights(), gap_spent(),
+/// model() and take_model(); `Extra` is what the solver keeps per range beside its engine.
 template <class Engine, TrainingProblem Prob, class Extra = std::monostate>
 class ClassSplit {
   using Scalar = ProblemScalar<Prob>;
@@ -44,6 +45,49 @@ class ClassSplit {
       if (intercept_) b.segment(range.first, range.size) = part.intercept();
     }
     return LinearModel<Scalar>(W, std::move(b), labels_);
+  }
+
+  /// The whole returned iterate, built once: each range's W is consumed into its part, and the
+  /// parts' stored rows are merged feature by feature, each range's classes moved to its place,
+  /// with no d × K array beside them. The engines have no iterate afterwards.
+  [[nodiscard]] LinearModel<Scalar> take_model() {
+    std::vector<LinearModel<Scalar>> parts;
+    parts.reserve(ranges_.size());
+    std::size_t entries = 0;
+    for (Range& range : ranges_) {
+      parts.push_back(range.engine->take_model());
+      entries += static_cast<std::size_t>(parts.back().nnz());
+    }
+    std::vector<std::int64_t> support, row_start{0};
+    std::vector<ClassIndex> classes;
+    std::vector<Scalar> weights;
+    classes.reserve(entries);
+    weights.reserve(entries);
+    constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+    std::vector<std::size_t> next(parts.size(), 0);  // each part's next stored row
+    const auto next_feature = [&](std::size_t r) {
+      return next[r] < parts[r].support().size() ? parts[r].support()[next[r]] : none;
+    };
+    for (;;) {
+      std::int64_t j = none;
+      for (std::size_t r = 0; r < parts.size(); ++r) j = std::min(j, next_feature(r));
+      if (j == none) break;
+      for (std::size_t r = 0; r < parts.size(); ++r) {
+        if (next_feature(r) != j) continue;
+        for (auto [k, w] : parts[r].row(next[r]++)) {
+          classes.push_back(ranges_[r].first + k);
+          weights.push_back(w);
+        }
+      }
+      support.push_back(j);
+      row_start.push_back(static_cast<std::int64_t>(classes.size()));
+    }
+    ClassVector<Scalar> b(intercept_ ? K_ : 0);
+    if (intercept_)
+      for (std::size_t r = 0; r < parts.size(); ++r) b.segment(ranges_[r].first, ranges_[r].size) = parts[r].intercept();
+    parts.clear();
+    return LinearModel<Scalar>(d_, std::move(support), std::move(row_start), std::move(classes), std::move(weights),
+                               std::move(b), labels_);
   }
 
   [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }

@@ -207,8 +207,9 @@ class BlockCD : public detail::SolverBase<BlockCD<Loss, Penalty, StepRule>, Loss
         }
       }
 
-      LinearModel<Scalar> model = engine.model();
-      const DualityGap certificate = engine.returned_certificate(status, model);
+      const DualityGap certificate = engine.returned_certificate(status);
+      // The last point's model takes W over; earlier points keep it for the next warm start.
+      LinearModel<Scalar> model = point + 1 == points ? engine.take_model() : engine.model();
       // A budget that ran out at a model the final evaluation certifies has converged.
       if (status == Status::max_iter && certificate.relative() <= options_.tol) status = Status::converged;
       SolverInfo info = engine.info(status);

@@ -151,7 +151,7 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
     info.seconds = sums.max(clock.seconds());
     engine.gap_spent().record_into(info);
     Result<Scalar> result =
-        detail::finish_result<Loss, Penalty>(make_model(), name, penalty_, engine.bias(), certificate, std::move(info));
+        detail::finish_result<Loss, Penalty>(engine.take_model(), name, penalty_, engine.bias(), certificate, std::move(info));
     notify_end(result.info, callbacks...);
     return result;
   }

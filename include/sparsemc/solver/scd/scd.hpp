@@ -194,7 +194,7 @@ class SCD : public detail::SolverBase<SCD<Loss, Penalty, Variant>, Loss, Penalty
     info.seconds = clock.seconds();
     engine.gap_spent().record_into(info);
     Result<Scalar> result =
-        detail::finish_result<Loss>(make_model(), name, penalty_, engine.bias(), certificate, std::move(info));
+        detail::finish_result<Loss>(engine.take_model(), name, penalty_, engine.bias(), certificate, std::move(info));
     notify_end(result.info, callbacks...);
     return result;
   }

@@ -96,13 +96,10 @@ class ClassRanges : public ClassSplit<BcdEngine<Loss, Penalty, StepRule, Prob>, 
   }
 
   /// The certificate at the returned model: the sum of the ranges' (BcdEngine::returned_certificate).
-  [[nodiscard]] DualityGap returned_certificate(Status status, const LinearModel<Scalar>&) {
+  [[nodiscard]] DualityGap returned_certificate(Status status) {
     DualityGap sum{0.0, 0.0};
     std::vector<DualityGap> parts(ranges_.size());
-    this->for_ranges(this->every_, [&](std::size_t r) {
-      Engine& engine = *ranges_[r].engine;
-      parts[r] = engine.returned_certificate(status, engine.model());
-    });
+    this->for_ranges(this->every_, [&](std::size_t r) { parts[r] = ranges_[r].engine->returned_certificate(status); });
     for (const DualityGap& part : parts) sum.primal += part.primal, sum.dual += part.dual;
     return sum;
   }

@@ -326,13 +326,19 @@ class BcdEngine {
     return LinearModel<Scalar>(W_, intercept_ ? b_ : ClassVector<Scalar>(), labels_);
   }
 
+  /// The returned model of the last λ: W handed over and consumed as the model is built, instead
+  /// of copied beside it. The engine has no iterate afterwards.
+  [[nodiscard]] LinearModel<Scalar> take_model() {
+    return LinearModel<Scalar>::consuming(std::move(W_), intercept_ ? b_ : ClassVector<Scalar>(), labels_);
+  }
+
   /// The certificate at the returned model, from scores recomputed exactly (for every status
   /// but a numerical issue, whose certificate is F alone): the last epoch's when it evaluated
   /// one (at this iterate, from resynchronised caches), else one evaluation at the model.
-  [[nodiscard]] DualityGap returned_certificate(Status status, const LinearModel<Scalar>& model) {
+  [[nodiscard]] DualityGap returned_certificate(Status status) {
     if (status == Status::numerical_issue) return DualityGap{F_, std::numeric_limits<double>::quiet_NaN()};
     if (gap_due_) return epoch_gap_;
-    return gap_spent_.timed([&] { return sparsemc::duality_gap(loss_, penalty_, problem_, model, gap_work_); });
+    return gap_spent_.timed([&] { return sparsemc::duality_gap(loss_, penalty_, problem_, model(), gap_work_); });
   }
 
   /// The information block of the current λ: the epochs, F and the last measure.

@@ -197,6 +197,14 @@ class ScdEngine {
     return LinearModel<Scalar>(point.W, point.b, labels_);
   }
 
+  /// The returned point as the model, its W handed over and consumed as the model is built
+  /// instead of copied beside it. The engine has no iterate afterwards.
+  [[nodiscard]] LinearModel<Scalar> take_model() {
+    Point& point = returned_point();
+    mirror_columns(point);
+    return LinearModel<Scalar>::consuming(std::move(point.W), point.b, labels_);
+  }
+
   /// The information block: F as last evaluated (the epilogue replaces it by the certificate's F,
   /// computed from scratch, where finite), the epochs and the measure.
   [[nodiscard]] SolverInfo info(Status status) const {
