@@ -84,8 +84,9 @@ class ClassSplit {
     }
     ClassVector<Scalar> b(intercept_ ? K_ : 0);
     if (intercept_)
-      for (std::size_t r = 0; r < parts.size(); ++r) b.segment(ranges_[r].first, ranges_[r].size) = parts[r].intercept();
-    parts.clear();
+      for (std::size_t r = 0; r < parts.size(); ++r)
+        b.segment(ranges_[r].first, ranges_[r].size) = parts[r].intercept();
+    parts.clear();  // freed before the model takes its arrays
     return LinearModel<Scalar>(d_, std::move(support), std::move(row_start), std::move(classes), std::move(weights),
                                std::move(b), labels_);
   }

@@ -150,8 +150,8 @@ class ProxGradient : public detail::SolverBase<ProxGradient<Loss, Penalty>, Loss
     SolverInfo info = engine.info(status);
     info.seconds = sums.max(clock.seconds());
     engine.gap_spent().record_into(info);
-    Result<Scalar> result =
-        detail::finish_result<Loss, Penalty>(engine.take_model(), name, penalty_, engine.bias(), certificate, std::move(info));
+    Result<Scalar> result = detail::finish_result<Loss, Penalty>(engine.take_model(), name, penalty_, engine.bias(),
+                                                                 certificate, std::move(info));
     notify_end(result.info, callbacks...);
     return result;
   }

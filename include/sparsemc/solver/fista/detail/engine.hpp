@@ -167,7 +167,8 @@ class FistaEngine {
   /// The returned model: the other iterates freed, W handed over and consumed as the model is
   /// built instead of copied beside them. The engine has no iterate afterwards.
   [[nodiscard]] LinearModel<Scalar> take_model() {
-    for (ClassMatrix<Scalar>* done : {&st_.W_prev, &st_.Y, &st_.W_next, &st_.G, &st_.S_prev, &st_.S_Y, &st_.S_next, &st_.D})
+    for (ClassMatrix<Scalar>* done :
+         {&st_.W_prev, &st_.Y, &st_.W_next, &st_.G, &st_.S_prev, &st_.S_Y, &st_.S_next, &st_.D})
       *done = ClassMatrix<Scalar>();
     return LinearModel<Scalar>::consuming(std::move(st_.W), options_.fit_intercept ? st_.b : ClassVector<Scalar>(),
                                           labels_);
