@@ -35,29 +35,50 @@ class ClassSplit {
   using Scalar = ProblemScalar<Prob>;
 
  public:
-  /// The whole iterate: the ranges' models' columns of W and entries of b side by side.
+  /// The whole iterate: the ranges' models merged (`merged`), each range's W copied into its
+  /// part.
   [[nodiscard]] LinearModel<Scalar> model() {
-    ClassMatrix<Scalar> W = ClassMatrix<Scalar>::Zero(d_, K_);
-    ClassVector<Scalar> b(intercept_ ? K_ : 0);
-    for (Range& range : ranges_) {
-      const LinearModel<Scalar> part = range.engine->model();
-      part.copy_to(W.middleCols(range.first, range.size));
-      if (intercept_) b.segment(range.first, range.size) = part.intercept();
-    }
-    return LinearModel<Scalar>(W, std::move(b), labels_);
+    std::vector<LinearModel<Scalar>> parts;
+    parts.reserve(ranges_.size());
+    for (Range& range : ranges_) parts.push_back(range.engine->model());
+    return merged(std::move(parts));
   }
 
-  /// The whole returned iterate, built once: each range's W is consumed into its part, and the
-  /// parts' stored rows are merged feature by feature, each range's classes moved to its place,
-  /// with no d × K array beside them. The engines have no iterate afterwards.
+  /// The whole returned iterate, built once: each range's W is consumed into its part before
+  /// they are merged. The engines have no iterate afterwards.
   [[nodiscard]] LinearModel<Scalar> take_model() {
     std::vector<LinearModel<Scalar>> parts;
     parts.reserve(ranges_.size());
-    std::size_t entries = 0;
-    for (Range& range : ranges_) {
-      parts.push_back(range.engine->take_model());
-      entries += static_cast<std::size_t>(parts.back().nnz());
+    for (Range& range : ranges_) parts.push_back(range.engine->take_model());
+    return merged(std::move(parts));
+  }
+
+  [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
+  /// The ranges' gap evaluations and their time as part of the solve's wall clock: the ranges'
+  /// evaluations take Σ_r thread-seconds beside the other ranges' epochs, so their sum is
+  /// scaled by the ranges' wall time over their thread-seconds (on two threads the plain sum
+  /// read as twice the gap's share of the solve).
+  [[nodiscard]] GapCost gap_spent() const noexcept {
+    GapCost sum;
+    double thread_seconds = 0.0;
+    for (const Range& range : ranges_) {
+      sum.evaluations += range.engine->gap_spent().evaluations;
+      sum.seconds += range.engine->gap_spent().seconds;
+      thread_seconds += range.thread_seconds;
     }
+    if (thread_seconds > 0.0) sum.seconds *= std::min(1.0, wall_seconds_ / thread_seconds);
+    return sum;
+  }
+  /// The warm start's bias feature (−1 without one), for the model's provenance.
+  [[nodiscard]] double bias() const noexcept { return bias_; }
+
+ protected:
+  /// The ranges' parts (one per range, in order) as one model: their stored rows merged
+  /// feature by feature, each range's classes moved to its place, with no d × K array beside
+  /// them.
+  [[nodiscard]] LinearModel<Scalar> merged(std::vector<LinearModel<Scalar>> parts) const {
+    std::size_t entries = 0;
+    for (const LinearModel<Scalar>& part : parts) entries += static_cast<std::size_t>(part.nnz());
     std::vector<std::int64_t> support, row_start{0};
     std::vector<ClassIndex> classes;
     std::vector<Scalar> weights;
@@ -91,26 +112,6 @@ class ClassSplit {
                                std::move(b), labels_);
   }
 
-  [[nodiscard]] std::int64_t epoch() const noexcept { return epoch_; }
-  /// The ranges' gap evaluations and their time as part of the solve's wall clock: the ranges'
-  /// evaluations take Σ_r thread-seconds beside the other ranges' epochs, so their sum is
-  /// scaled by the ranges' wall time over their thread-seconds (on two threads the plain sum
-  /// read as twice the gap's share of the solve).
-  [[nodiscard]] GapCost gap_spent() const noexcept {
-    GapCost sum;
-    double thread_seconds = 0.0;
-    for (const Range& range : ranges_) {
-      sum.evaluations += range.engine->gap_spent().evaluations;
-      sum.seconds += range.engine->gap_spent().seconds;
-      thread_seconds += range.thread_seconds;
-    }
-    if (thread_seconds > 0.0) sum.seconds *= std::min(1.0, wall_seconds_ / thread_seconds);
-    return sum;
-  }
-  /// The warm start's bias feature (−1 without one), for the model's provenance.
-  [[nodiscard]] double bias() const noexcept { return bias_; }
-
- protected:
   /// One range of classes [first, first + size): its class sets, its problem, the solver's
   /// state, its engine (which may hold references to `problem` and `extra`).
   struct Range {
