@@ -292,6 +292,47 @@ TEMPLATE_TEST_CASE("duality gap: a rescaling round updates XᵀD̃ by its moved 
   SECTION("dense X") { check(dense, 1); }
 }
 
+TEMPLATE_TEST_CASE("duality gap: with mu > 0 a CSC X takes G row by row, the same at every thread count", "[gap]",
+                   SPARSEMC_TEST_SCALARS) {
+  using Scalar = TestType;
+  // Wide (d = 4000: four chunks of features) and dense enough for two threads.
+  const int n = 40, d = 4000;
+  const ClassIndex K = 4;
+  const GapProblem<Scalar> gp(n, d, K, false, 37);
+  REQUIRE(detail::team_for_work(2, static_cast<double>(gp.X.nonZeros()) * K) == 2);
+  const Eigen::SparseMatrix<Scalar, Eigen::ColMajor, int> X_csc = gp.X;
+  const CscProblem<Scalar, int> csc{CscView<Scalar, int>(X_csc), gp.labels.view(), gp.weights};
+  Rng rng(41);
+  const ClassMatrix<Scalar> S = random_rows<Scalar>(n, K, 2.0, rng);
+  const SquaredHinge loss;
+  ClassMatrix<Scalar> A;
+  detail::gradient_candidate(loss, gp.problem(), S, A);
+  const auto check = [&](const auto& penalty) {
+    ClassMatrix<Scalar> a = A;
+    GapWorkspace<Scalar> stored;
+    const double expected = dual_objective(loss, penalty, gp.problem(), a, false, stored);  // CSR: G held whole
+    REQUIRE(stored.G.rows() == d);
+    std::vector<double> streamed;
+    for (const int team : {1, 2, 3}) {
+      GapWorkspace<Scalar> work;
+      work.team = team;
+      work.reserve(penalty, csc, K, false);
+      const Scalar* buffer = work.G.data();
+      a = A;
+      streamed.push_back(dual_objective(loss, penalty, csc, a, false, work));
+      CHECK(work.G.rows() <= team);      // a buffer row per thread, never d × K
+      CHECK(work.G.data() == buffer);    // sized by reserve
+      CHECK(work.weighted.size() == 0);  // nor D̃
+    }
+    CHECK(streamed[1] == streamed[0]);
+    CHECK(streamed[2] == streamed[0]);
+    CHECK(std::abs(streamed[0] - expected) <= 1e3 * eps_of<Scalar>() * (1 + std::abs(expected)));
+  };
+  check(L1L2{.lambda = 0.02, .mu = 0.1});
+  check(L1Linf{.lambda = 0.02, .mu = 0.1});
+  check(NoPenalty{.mu = 0.1});
+}
+
 TEST_CASE("gap schedule: cheap trigger, tightening by the gap's ratio, doubling fallback", "[gap]") {
   detail::GapSchedule schedule(1e-3);
   CHECK_FALSE(schedule.due(detail::GapSchedule::first_interval - 1, 1.0));

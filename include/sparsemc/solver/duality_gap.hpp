@@ -62,6 +62,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/parallel.hpp"
 #include "../core/status.hpp"
 #include "../core/stopwatch.hpp"
 #include "../core/traits.hpp"
@@ -71,6 +72,7 @@
 #include "../model/linear_model.hpp"
 #include "../penalty/concepts.hpp"
 #include "objective.hpp"
+#include "sample_sums.hpp"
 
 namespace sparsemc {
 
@@ -127,9 +129,28 @@ struct GapCost {
   }
 };
 
+namespace detail {
+
+/// Whether (G1)'s Σ_j dist(G_j, λB°)² can take G row by row (`streamed_penalty_conjugate`): X
+/// column-major, so that each row of G gathers from one column, and the samples all local, so
+/// that no row has to wait for other processes' sums.
+template <class Prob, class Sums>
+inline constexpr bool streams_dual_gradient = false;
+template <RealScalar Scalar, StorageIndex Index>
+inline constexpr bool streams_dual_gradient<Problem<Scalar, Index, Eigen::ColMajor>, LocalSums> = true;
+
+/// The threads of the streamed (G1) on `problem` over K classes: one buffer row of G each.
+template <RealScalar Scalar, StorageIndex Index>
+int streamed_team(int team, const Problem<Scalar, Index, Eigen::ColMajor>& problem, Eigen::Index K) {
+  return team_for_work(team, static_cast<double>(problem.X.eigen().nonZeros()) * static_cast<double>(K));
+}
+
+}  // namespace detail
+
 /// Work space of the gap: the scores S, the dual vectors A (n × K), the weighted D̃ and
 /// G = XᵀD̃ (d × K), a K-row buffer and per-class sums and scales. Reused between calls: once
-/// it has its shapes, an evaluation allocates nothing.
+/// it has its shapes, an evaluation allocates nothing. With μ > 0 on a column-major X, G is
+/// never held (`dual_objective`): G holds one gathered row per thread and D̃ stays empty.
 template <RealScalar Scalar>
 struct GapWorkspace {
   ClassMatrix<Scalar> S, A, weighted, G;
@@ -144,13 +165,25 @@ struct GapWorkspace {
   /// that CSR data gathers on its threads instead of scattering on one); empty: weight_gradient.
   std::function<void(ClassMatrixRef<Scalar>, ClassMatrix<Scalar>&)> transposed_product;
 
-  /// Sizes every buffer for n samples, d features and K classes (what a solver does once in its
-  /// setup, so that its epochs stay allocation-free); S only when the caller has no scores.
-  void reserve(Eigen::Index n, Eigen::Index d, Eigen::Index K, bool with_scores) {
+  /// Sizes every buffer of the evaluations of (1) with `penalty` on `problem` over K classes
+  /// (what a solver does once in its setup, after setting `team`, so that its epochs stay
+  /// allocation-free); S only when the caller has no scores. `Sums` is the solver's policy
+  /// over the samples (sample_sums.hpp).
+  template <class Penalty, TrainingProblem Prob, class Sums = LocalSums>
+  void reserve(const Penalty& penalty, const Prob& problem, Eigen::Index K, bool with_scores, const Sums& = {}) {
+    const auto n = static_cast<Eigen::Index>(problem.n_samples());
+    const auto d = static_cast<Eigen::Index>(problem.n_features());
     if (with_scores) S.resize(n, K);
     A.resize(n, K);
-    weighted.resize(n, K);
-    G.resize(d, K);
+    bool streamed = false;
+    if constexpr (detail::streams_dual_gradient<Prob, Sums>) {
+      streamed = penalty.mu > 0;
+      if (streamed) G.resize(detail::streamed_team(team, problem, K), K);
+    }
+    if (!streamed) {
+      weighted.resize(n, K);
+      G.resize(d, K);
+    }
     row_dual.resize(d);
     sample_scale.resize(n);
     row.resize(K);
@@ -265,6 +298,36 @@ void dual_gradient(const Prob& problem, const ClassMatrix<ProblemScalar<Prob>>& 
   if (work.transposed_product) work.transposed_product(work.weighted, work.G);
   else weight_gradient(problem, work.weighted, work.G, work.team);
   sums(std::span<Scalar>(work.G.data(), static_cast<std::size_t>(work.G.size())));
+}
+
+/// (G1)'s Σ_j dist(G_j, λB°)² with each row G_j = Σ_i x_ij (c_i/n) a_i gathered from column j
+/// of X and measured at once, in a buffer row per thread (work.G: team × K), so that neither
+/// G (d × K) nor D̃ (n × K) is ever held. The rows go in fixed chunks of features, a chunk's
+/// sum on one thread, the chunks added in order (detail::sample_sum): the same bits at every
+/// thread count.
+template <class Penalty, RealScalar Scalar, StorageIndex Index>
+double streamed_penalty_conjugate(const Penalty& penalty, const Problem<Scalar, Index, Eigen::ColMajor>& problem,
+                                  const ClassMatrix<Scalar>& A, GapWorkspace<Scalar>& work) {
+  const Eigen::Index K = A.cols();
+  const auto& X = problem.X.eigen();
+  using InnerIterator = typename std::remove_cvref_t<decltype(X)>::InnerIterator;
+  const double inv_n = 1.0 / problem.normaliser();
+  work.row.setZero(K);
+  const std::span<const Scalar> zero(work.row.data(), static_cast<std::size_t>(K));
+  const int team = streamed_team(work.team, problem, K);
+  work.G.resize(team, K);  // allocates only when not reserved
+  return sample_sum(team, static_cast<std::size_t>(X.outerSize()), [&](std::size_t j) {
+    // A loop run inline (one thread or one chunk) may sit inside another team's region.
+    const Eigen::Index slot = std::min(thread_index(), team - 1);
+    auto g = work.G.row(slot);
+    g.setZero();
+    for (InnerIterator it(X, static_cast<Eigen::Index>(j)); it; ++it) {
+      const double weight = static_cast<double>(it.value()) * inv_n * static_cast<double>(problem.weight(it.index()));
+      g += static_cast<Scalar>(weight) * A.row(it.index());
+    }
+    const auto distance = static_cast<double>(penalty.violation(zero, const_row_span(work.G, slot)));
+    return distance * distance;
+  });
 }
 
 /// After the per-sample rescaling A ← φ ⊙ A (G3): G += Xᵀ((φ − 1) ⊙ D̃) and D̃ ← φ ⊙ D̃ over the
@@ -422,19 +485,24 @@ template <class Loss, class Penalty, TrainingProblem Prob, class Sums = LocalSum
 double dual_objective(const Loss& loss, const Penalty& penalty, const Prob& problem,
                       ClassMatrix<ProblemScalar<Prob>>& A, bool fit_intercept, GapWorkspace<ProblemScalar<Prob>>& work, const Sums& sums = {}) {
   using Scalar = ProblemScalar<Prob>;
-  detail::dual_gradient(problem, A, work, sums);
   const double mu = static_cast<double>(penalty.mu);
   if (mu > 0.0) {  // (G1): dist(G_j, λB°) is the penalty's violation at a zero row.
-    work.row.setZero(A.cols());
-    const std::span<const Scalar> zero(work.row.data(), static_cast<std::size_t>(A.cols()));
     double penalty_conjugate = 0.0;
-    for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
-      const auto distance = static_cast<double>(penalty.violation(zero, detail::const_row_span(work.G, j)));
-      penalty_conjugate += distance * distance;
+    if constexpr (detail::streams_dual_gradient<Prob, Sums>) {
+      penalty_conjugate = detail::streamed_penalty_conjugate(penalty, problem, A, work);
+    } else {
+      detail::dual_gradient(problem, A, work, sums);
+      work.row.setZero(A.cols());
+      const std::span<const Scalar> zero(work.row.data(), static_cast<std::size_t>(A.cols()));
+      for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
+        const auto distance = static_cast<double>(penalty.violation(zero, detail::const_row_span(work.G, j)));
+        penalty_conjugate += distance * distance;
+      }
     }
     work.class_sum.setOnes(A.cols());
     return detail::conjugate_part(loss, problem, A, work, sums) - penalty_conjugate / (2.0 * mu);
   }
+  detail::dual_gradient(problem, A, work, sums);
   detail::rescaling<Loss>(penalty, work);
   double best = detail::conjugate_part(loss, problem, A, work, sums);
   const double lambda = static_cast<double>(penalty.lambda);

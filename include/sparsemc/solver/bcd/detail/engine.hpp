@@ -188,8 +188,8 @@ class BcdEngine {
     std::iota(all_rows_.begin(), all_rows_.end(), Index(0));
     // The certificate's work space is sized here, so epochs stay allocation-free; its product
     // gathers over the features on the team (the same bits at any count).
-    gap_work_.reserve(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(d_), K_, /*with_scores=*/false);
     gap_work_.team = team;
+    gap_work_.reserve(penalty, problem_, K_, /*with_scores=*/false);
     if constexpr (parallel_rounds) set_up_rounds(team);
     active_.reserve(blocks_);
     if constexpr (!StepRule::random_blocks) focus_.reserve(d_);

@@ -82,8 +82,8 @@ class FistaEngine {
         schedule_(options.tol) {
     // The certificate's work space is sized here, so iterations stay allocation-free; its XᵀD̃
     // is the iterations' product (on CSR data it gathers on every thread, in the serial order).
-    work_.reserve(problem.n_samples(), problem.n_features(), K_, /*with_scores=*/false);
     work_.team = team_;
+    work_.reserve(penalty, problem, K_, /*with_scores=*/false, sums);
     work_.transposed_product = [this](ClassMatrixRef<Scalar> D, ClassMatrix<Scalar>& G) {
       products_.weight_gradient(D, G);
     };
