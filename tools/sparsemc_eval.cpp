@@ -150,13 +150,20 @@ int evaluate(EvalArgs& args) {
     if constexpr (ConjugateLoss<Loss, double>) {
       GapWorkspace<double> work;
       work.team = resolve_threads(args.threads);
-      // On CSR data XᵀD̃ scatters on one thread; with more, it gathers from X's columns (the
-      // data's CSC copy, made once), in the same order: the same gap.
-      if (work.team > 1)
-        work.transposed_product = [&data, team = work.team](ClassMatrixRef<double> D, ClassMatrix<double>& G) {
-          weight_gradient(data.problem<Eigen::ColMajor>(), D, G, team);
-        };
-      certificate = duality_gap(Loss{}, penalty, problem, compact, work);
+      if (penalty.mu > 0) {
+        // (G1) takes XᵀD̃ row by row from the data's CSC copy: no d × K array (duality_gap.hpp).
+        compute_scores(problem, compact, work.S);
+        certificate = duality_gap_at_scores(Loss{}, penalty, data.problem<Eigen::ColMajor>(), work.S,
+                                            penalty_value(penalty, compact), compact.has_intercept(), work);
+      } else {
+        // On CSR data XᵀD̃ scatters on one thread; with more, it gathers from X's columns (the
+        // data's CSC copy, made once), in the same order: the same gap.
+        if (work.team > 1)
+          work.transposed_product = [&data, team = work.team](ClassMatrixRef<double> D, ClassMatrix<double>& G) {
+            weight_gradient(data.problem<Eigen::ColMajor>(), D, G, team);
+          };
+        certificate = duality_gap(Loss{}, penalty, problem, compact, work);
+      }
     }
   });
   // The gap at the objective printed above (the two are computed the same way, in double).
