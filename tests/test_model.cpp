@@ -828,6 +828,25 @@ TEMPLATE_TEST_CASE("a model fitted on compact features scores like its expansion
   CHECK(back.weights() == fitted.weights());
   const LinearModel<Scalar> wider(d, {3, 4}, RowMatrix<Scalar>::Ones(2, 3), Vector<Scalar>(), {10, 20, 30});
   CHECK(restrict_features(wider, map).support() == std::vector<std::int64_t>{0});
+
+  // Consuming forms: the same models, the rows moved in place.
+  LinearModel<Scalar> moved = fitted;
+  moved = expand_features(std::move(moved), map);
+  CHECK(moved.n_features() == model.n_features());
+  CHECK(moved.support() == model.support());
+  CHECK(moved.weights() == model.weights());
+  for (std::size_t r = 0; r < model.support().size(); ++r)
+    CHECK(std::ranges::equal(moved.row(r).indices, model.row(r).indices));
+  CHECK(moved.decision_function(CsrView<Scalar>(X)) == model.decision_function(CsrView<Scalar>(X)));
+  LinearModel<Scalar> narrowed = wider;
+  narrowed = restrict_features(std::move(narrowed), map);
+  const LinearModel<Scalar> narrowed_copy = restrict_features(wider, map);
+  CHECK(narrowed.n_features() == narrowed_copy.n_features());
+  CHECK(narrowed.support() == narrowed_copy.support());
+  CHECK(narrowed.weights() == narrowed_copy.weights());
+  CHECK(std::ranges::equal(narrowed.row(0).indices, narrowed_copy.row(0).indices));
+  CHECK(narrowed.row_of_feature(0) == 0);
+  CHECK(narrowed.row_of_feature(1) == -1);
 }
 
 TEMPLATE_TEST_CASE("native format version 2: sparse rows save → load bit exactly and stay small", "[model][io]", float,

@@ -233,7 +233,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
   // so their memory follows the used features; expand() gives each model its indices back.
   const FeatureMap features = data.compact_features();
   if (heldout) heldout->apply_feature_map(features);
-  if (initial) initial = restrict_features(*initial, features);
+  if (initial) initial = restrict_features(std::move(*initial), features);
   // auto chose before the data was read; the data (multilabel, the shape the solvers see) and
   // --C's exact lambda or mu may call for another solver, with its own default tol.
   args.fit.n_features = data.n_features();
@@ -246,7 +246,7 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
   // The fitted model over the file's features again (and its bias feature marked): what is
   // scored on --test and saved.
   const auto expand = [&](Result<Scalar>& r) {
-    r.model = expand_features(r.model, features);
+    r.model = expand_features(std::move(r.model), features);
     r.model.provenance().bias = args.bias;
   };
 

@@ -194,7 +194,7 @@ Result<Scalar> fit_classes(const mpi::Communicator& world, MpiArgs& args, const 
   });
   // The solvers see only the features that occur, as in sparsemc-train.
   const FeatureMap features = data.compact_features();
-  if (initial) initial = restrict_features(*initial, features);
+  if (initial) initial = restrict_features(std::move(*initial), features);
   // auto sees the shape the solvers see (hashed data: the features used).
   args.fit.n_features = data.n_features();
   const SolverSpec& spec = Registry::resolve(args.solver, args.fit);
@@ -209,7 +209,7 @@ Result<Scalar> fit_classes(const mpi::Communicator& world, MpiArgs& args, const 
         },
         args.classes_per_fit, initial ? &*initial : nullptr);
   });
-  if (world.root()) result.model = expand_features(result.model, features);
+  if (world.root()) result.model = expand_features(std::move(result.model), features);
   return result;
 }
 
@@ -273,7 +273,7 @@ Result<Scalar> fit_samples(const mpi::Communicator& world, MpiArgs& args, const 
       fit(ProxGradient<Loss, Penalty>(Loss{}, penalty, solver_options<ProxGradientOptions>(s)));
     }
   });
-  result->model = detail::relabel(result->model, part.encoder().labels());
+  result->model.set_labels(part.encoder().labels());
   result->model.provenance().solver = spec.name;
   return std::move(*result);
 }

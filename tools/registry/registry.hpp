@@ -428,14 +428,6 @@ void apply_common(Options& o, const FitSettings& s) {
   if constexpr (requires { o.fit_intercept; }) o.fit_intercept = s.fit_intercept;
 }
 
-/// The same model with class k labelled `labels[k]` (solvers return class indices 0..K−1 as labels).
-template <class Scalar>
-LinearModel<Scalar> relabel(const LinearModel<Scalar>& model, const std::vector<Label>& labels) {
-  LinearModel<Scalar> out = model;
-  out.set_labels(labels);
-  return out;
-}
-
 /// The penalty of the settings: their λ and μ.
 template <class Penalty>
 Penalty penalty_from(const FitSettings& s) {
@@ -457,10 +449,10 @@ typename Family::template Solver<Loss, Penalty> make_solver(const FitSettings& s
   return Solver(Loss{}, penalty_from<Penalty>(s), options);
 }
 
-/// The data's labels on the model (solvers return class indices) and the registered name.
+/// The data's labels on the model, in place (solvers return class indices) and the registered name.
 template <class Family, class Scalar, class Index>
 void finish_result(Result<Scalar>& result, const Dataset<Scalar, Index>& data) {
-  if (result.model.labels() != data.encoder().labels()) result.model = relabel(result.model, data.encoder().labels());
+  if (result.model.labels() != data.encoder().labels()) result.model.set_labels(data.encoder().labels());
   result.model.provenance().solver = Family::name;
 }
 

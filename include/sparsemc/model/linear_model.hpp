@@ -260,7 +260,7 @@ class LinearModel {
   /// `to(j)` of a model with `n_features` features, and a row mapped to −1 is dropped. `to`
   /// must increase with j. expand_features / restrict_features (below) call it with a FeatureMap.
   template <class Map>
-  [[nodiscard]] LinearModel renumbered(std::int64_t n_features, const Map& to) const {
+  [[nodiscard]] LinearModel renumbered(std::int64_t n_features, const Map& to) const& {
     LinearModel out;
     out.n_features_ = n_features;
     out.intercept_ = intercept_;
@@ -281,6 +281,34 @@ class LinearModel {
     out.check_support(out.support_);
     out.build_row_of_feature();
     return out;
+  }
+  /// The same, consuming this model: the kept rows move forward in place, no weight is copied
+  /// into new storage.
+  template <class Map>
+  [[nodiscard]] LinearModel renumbered(std::int64_t n_features, const Map& to) && {
+    std::size_t kept_rows = 0, kept = 0, begin = 0;
+    for (std::size_t r = 0; r < support_.size(); ++r) {
+      const auto end = static_cast<std::size_t>(row_start_[r + 1]);  // read before row_start_[r + 1] is rewritten
+      const std::int64_t j = to(support_[r]);
+      if (j >= 0) {
+        const auto first = static_cast<std::ptrdiff_t>(begin), last = static_cast<std::ptrdiff_t>(end);
+        const auto to_slot = static_cast<std::ptrdiff_t>(kept);
+        std::move(classes_.begin() + first, classes_.begin() + last, classes_.begin() + to_slot);
+        std::move(weights_.begin() + first, weights_.begin() + last, weights_.begin() + to_slot);
+        kept += end - begin;
+        support_[kept_rows] = j;
+        row_start_[++kept_rows] = static_cast<std::int64_t>(kept);
+      }
+      begin = end;
+    }
+    support_.resize(kept_rows);
+    row_start_.resize(kept_rows + 1);
+    classes_.resize(kept);
+    weights_.resize(kept);
+    n_features_ = n_features;
+    check_support(support_);
+    build_row_of_feature();
+    return std::move(*this);
   }
 
   /// W as a dense d × K matrix.
@@ -724,6 +752,13 @@ template <RealScalar Scalar>
   if (map.identity() && model.n_features() == map.n_features()) return model;
   return model.renumbered(map.n_features(), [&](std::int64_t c) { return map.original(c); });
 }
+/// The same, consuming `model` (`r.model = expand_features(std::move(r.model), map)`): no copy
+/// of the weights, which for a dense W of d × K entries is the size of the fit's own W.
+template <RealScalar Scalar>
+[[nodiscard]] LinearModel<Scalar> expand_features(LinearModel<Scalar>&& model, const FeatureMap& map) {
+  if (map.identity() && model.n_features() == map.n_features()) return std::move(model);
+  return std::move(model).renumbered(map.n_features(), [&](std::int64_t c) { return map.original(c); });
+}
 
 /// A model over original features restricted to the columns `map` keeps, renumbered onto them
 /// (W′ = Pᵀ W; a warm start for a fit on compacted data). Rows of unused features are dropped.
@@ -731,6 +766,12 @@ template <RealScalar Scalar>
 [[nodiscard]] LinearModel<Scalar> restrict_features(const LinearModel<Scalar>& model, const FeatureMap& map) {
   if (map.identity() && model.n_features() == map.n_features()) return model;
   return model.renumbered(map.n_used(), [&](std::int64_t j) { return map.compact(j); });
+}
+/// The same, consuming `model`.
+template <RealScalar Scalar>
+[[nodiscard]] LinearModel<Scalar> restrict_features(LinearModel<Scalar>&& model, const FeatureMap& map) {
+  if (map.identity() && model.n_features() == map.n_features()) return std::move(model);
+  return std::move(model).renumbered(map.n_used(), [&](std::int64_t j) { return map.compact(j); });
 }
 
 /// What every solver's fit() returns: the model and the information block.
