@@ -1,6 +1,8 @@
 // Sparse views, conversion, labels, problems and datasets over float/double × int32/int64.
 #include <catch2/catch.hpp>
 
+#include <sparsemc/core/class_matrix.hpp>
+#include <sparsemc/core/huge_pages.hpp>
 #include <sparsemc/core/rng.hpp>
 #include <sparsemc/data/dataset.hpp>
 #include <sparsemc/data/feature_map.hpp>
@@ -365,4 +367,28 @@ TEST_CASE("bounded random integers and shuffles reproduce for a seed", "[core]")
   std::vector<int> counts(7, 0);
   for (int t = 0; t < 70000; ++t) ++counts[uniform_index(a, 7)];
   for (int count : counts) CHECK(std::abs(count - 10000) < 600);
+}
+
+TEST_CASE("arrays advised to huge pages hold what plain ones do", "[core][memory]") {
+  using sparsemc::ClassMatrix;
+  using namespace sparsemc::detail;
+  // 5 MiB: the advice covers the whole 2 MiB pages inside; a small array gets none. Either way
+  // only the backing may change, never the values.
+  for (const Eigen::Index rows : {Eigen::Index{3}, Eigen::Index{81920}}) {
+    const auto Z = advised_zeros<ClassMatrix<double>>(rows, 8);
+    CHECK(Z.rows() == rows);
+    CHECK(Z.cols() == 8);
+    CHECK(Z.isZero(0.0));
+    ClassMatrix<float> M = ClassMatrix<float>::Constant(2, 2, 7.0f);
+    resize_advised(M, rows, 4);
+    CHECK(M.rows() == rows);
+    CHECK(M.cols() == 4);
+  }
+  std::vector<int> v{1, 2, 3};
+  assign_advised(v, 2, 9);  // fits the capacity: the storage is kept
+  CHECK(v == std::vector<int>{9, 9});
+  assign_advised(v, std::size_t{3} << 20, -1);  // grows: fresh, advised storage
+  CHECK(v.size() == (std::size_t{3} << 20));
+  CHECK(std::all_of(v.begin(), v.end(), [](int x) { return x == -1; }));
+  advise_huge_pages(nullptr, 0);  // nothing to advise
 }

@@ -70,6 +70,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/huge_pages.hpp"
 #include "../core/parallel.hpp"
 #include "../data/dataset.hpp"
 #include "detail/number.hpp"
@@ -614,9 +615,15 @@ class LibsvmParser {
     set_capacity(capacity_ > index_max / 2 ? index_max : std::max<Index>(2 * capacity_, 4096));
   }
 
-  /// Reallocates the entry arrays to `capacity` (>= nnz_), keeping the entries.
+  /// Reallocates the entry arrays to `capacity` (>= nnz_), keeping the entries; the part not
+  /// yet written is advised to huge pages.
   void set_capacity(Index capacity) {
     entries_.resize(static_cast<Eigen::Index>(capacity));
+    if (capacity > capacity_) {
+      const auto kept = static_cast<std::size_t>(capacity_), room = static_cast<std::size_t>(capacity - capacity_);
+      sparsemc::detail::advise_huge_pages(entries_.valuePtr() + kept, room * sizeof(Scalar));
+      sparsemc::detail::advise_huge_pages(entries_.indexPtr() + kept, room * sizeof(Index));
+    }
     capacity_ = capacity;
   }
 
@@ -823,8 +830,10 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
   // 4 MB block costs ~1000 page faults, more time than reading and solving a small data set.
   // An input of unknown size starts with first_block_size and grows as it proves larger.
   const std::size_t block = std::min(block_size, total ? *total + 1 : first_block_size);
-  std::vector<char> buffer(std::max<std::size_t>(block, 1) + 1);  // +1: room for a final '\n'
-  std::vector<char> next;
+  std::vector<char> buffer, next;
+  sparsemc::detail::assign_advised(buffer, std::max<std::size_t>(block, 1) + 1, '\0');  // +1: room for a final '\n'
+  next.reserve(buffer.size());  // the two take turns
+  sparsemc::detail::advise_huge_pages(next.data(), next.capacity());
   std::size_t room = buffer.size() - 1;
   std::size_t got = source.read(buffer.data(), room);
   std::size_t read_bytes = got;  // from the source so far

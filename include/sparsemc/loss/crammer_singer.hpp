@@ -164,7 +164,7 @@ class CrammerSinger::CoordinateKernel : public kernels::CoordinateCache<Scalar, 
 
   CoordinateKernel(const CrammerSinger&, const TrainingProblem auto& problem, std::size_t, bool) {
     Base::allocate_base(problem);
-    S_.assign(n_ * K_, Scalar(0));
+    detail::assign_advised(S_, n_ * K_, Scalar(0));
     hi_.assign(n_, Scalar(0));
     lo_.assign(n_, Scalar(0));
     extreme_.assign(n_, Extreme{});

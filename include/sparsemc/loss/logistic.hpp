@@ -205,7 +205,8 @@ class Logistic::BlockKernel : public kernels::ScoreCache<Scalar, Index, true> {
     Base::allocate(problem, max_column);
     own_ = workspace();
     em1_.resize(static_cast<Eigen::Index>(stride_));
-    E_.setZero(static_cast<Eigen::Index>(n_ * stride_));
+    detail::resize_advised(E_, static_cast<Eigen::Index>(n_ * stride_), 1);
+    E_.setZero();
     rest_.assign(n_, Scalar(0));
     trial_S_.setZero(static_cast<Eigen::Index>(max_column * stride_));
     trial_E_.setZero(static_cast<Eigen::Index>(max_column * stride_));
@@ -369,8 +370,8 @@ class Logistic::CoordinateKernel : public kernels::CoordinateCache<Scalar, Index
 
   CoordinateKernel(const Logistic&, const TrainingProblem auto& problem, std::size_t max_column, bool) {
     Base::allocate_base(problem);
-    S_.assign(n_ * K_, Scalar(0));
-    E_.assign(n_ * K_, Scalar(1));
+    detail::assign_advised(S_, n_ * K_, Scalar(0));
+    detail::assign_advised(E_, n_ * K_, Scalar(1));
     max_.assign(n_, Scalar(0));
     arg_.assign(n_, 0);
     rest_.assign(n_, Scalar(0));

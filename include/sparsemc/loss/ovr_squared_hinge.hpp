@@ -373,8 +373,8 @@ class OvrSquaredHinge::CoordinateKernel : public kernels::CoordinateCache<Scalar
       : mirror_(mirror) {
     Base::allocate_base(problem);
     slots_ = mirror_ ? 1 : K_;
-    slack_.assign(n_ * slots_, Scalar(1));
-    signed_cost_.resize(n_ * slots_);
+    detail::assign_advised(slack_, n_ * slots_, Scalar(1));
+    detail::assign_advised(signed_cost_, n_ * slots_, Scalar(0));
     for (std::size_t slot = 0; slot < slots_; ++slot) {
       const ClassIndex r = class_of_slot(slot);
       for (std::size_t i = 0; i < n_; ++i)

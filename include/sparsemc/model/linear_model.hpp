@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/huge_pages.hpp"
 #include "../core/parallel.hpp"
 #include "../core/status.hpp"
 #include "../core/traits.hpp"
@@ -313,7 +314,7 @@ class LinearModel {
 
   /// W as a dense d × K matrix.
   [[nodiscard]] RowMatrix dense() const {
-    RowMatrix W = RowMatrix::Zero(n_features_, n_classes());
+    RowMatrix W = detail::advised_zeros<RowMatrix>(n_features_, n_classes());
     copy_to(W);
     return W;
   }
@@ -372,7 +373,8 @@ class LinearModel {
   /// with SPARSEMC_USE_OPENMP, on the threads its nnz(X)·K multiply-adds keep busy).
   template <StorageIndex Index>
   [[nodiscard]] RowMatrix decision_function(const CsrView<Scalar, Index>& X) const {
-    RowMatrix S(X.rows(), n_classes());
+    RowMatrix S;
+    detail::resize_advised(S, X.rows(), n_classes());
     const Eigen::Index n = X.rows();
 #ifdef SPARSEMC_USE_OPENMP
 #pragma omp parallel for schedule(static) num_threads(busy_threads(X.nnz()))
@@ -385,7 +387,7 @@ class LinearModel {
   /// sample still receives its terms in increasing feature order: same result as for CSR.
   template <StorageIndex Index>
   [[nodiscard]] RowMatrix decision_function(const CscView<Scalar, Index>& X) const {
-    RowMatrix S = RowMatrix::Zero(X.rows(), n_classes());
+    RowMatrix S = detail::advised_zeros<RowMatrix>(X.rows(), n_classes());
     const std::int64_t data_features = std::min<std::int64_t>(n_data_features(), X.cols());
     for (std::size_t r = 0; r < support_.size() && support_[r] < data_features; ++r) {
       for (auto [i, x_ij] : X.outer(static_cast<Index>(support_[r]))) {
@@ -403,7 +405,8 @@ class LinearModel {
   /// Scores S = XW + 1bᵀ for a dense X with samples in rows (a `DenseRowView`, an Eigen
   /// matrix of either storage order — a column-major one is copied once — or a block).
   [[nodiscard]] RowMatrix decision_function(const Eigen::Ref<const RowMatrix>& X) const {
-    RowMatrix S(X.rows(), n_classes());
+    RowMatrix S;
+    detail::resize_advised(S, X.rows(), n_classes());
     const Eigen::Index n = X.rows();
 #ifdef SPARSEMC_USE_OPENMP
 #pragma omp parallel for schedule(static) num_threads(busy_threads(X.size()))
@@ -534,6 +537,8 @@ class LinearModel {
     const auto nonzero = static_cast<std::size_t>((W.array() != Scalar(0)).count());
     classes_.reserve(nonzero);
     weights_.reserve(nonzero);
+    detail::advise_huge_pages(classes_.data(), nonzero * sizeof(ClassIndex));
+    detail::advise_huge_pages(weights_.data(), nonzero * sizeof(Scalar));
     std::vector<std::int64_t> row_size;
     const Eigen::Index step = std::max<Eigen::Index>(1, W.rows() / consumed_shrink_steps);
     for (Eigen::Index j = W.rows(); j-- > 0;) {

@@ -62,6 +62,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/huge_pages.hpp"
 #include "../core/parallel.hpp"
 #include "../core/status.hpp"
 #include "../core/stopwatch.hpp"
@@ -173,16 +174,16 @@ struct GapWorkspace {
   void reserve(const Penalty& penalty, const Prob& problem, Eigen::Index K, bool with_scores, const Sums& = {}) {
     const auto n = static_cast<Eigen::Index>(problem.n_samples());
     const auto d = static_cast<Eigen::Index>(problem.n_features());
-    if (with_scores) S.resize(n, K);
-    A.resize(n, K);
+    if (with_scores) detail::resize_advised(S, n, K);
+    detail::resize_advised(A, n, K);
     bool streamed = false;
     if constexpr (detail::streams_dual_gradient<Prob, Sums>) {
       streamed = penalty.mu > 0;
       if (streamed) G.resize(detail::streamed_team(team, problem, K), K);
     }
     if (!streamed) {
-      weighted.resize(n, K);
-      G.resize(d, K);
+      detail::resize_advised(weighted, n, K);
+      detail::resize_advised(G, d, K);
     }
     row_dual.resize(d);
     sample_scale.resize(n);

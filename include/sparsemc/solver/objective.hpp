@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "../core/class_matrix.hpp"
+#include "../core/huge_pages.hpp"
 #include "../core/parallel.hpp"
 #include "../core/rng.hpp"
 #include "../core/traits.hpp"
@@ -548,7 +549,7 @@ double crammer_singer_lambda_start(const Penalty& penalty, const Prob& problem) 
   using Index = ProblemIndex<Prob>;
   const ClassIndex K = problem.n_classes();
   const Index n = problem.n_samples();
-  ClassMatrix<Scalar> D = ClassMatrix<Scalar>::Zero(n, K), G;
+  ClassMatrix<Scalar> D = detail::advised_zeros<ClassMatrix<Scalar>>(n, K), G;
   for (Index i = 0; i < n; ++i) {
     const auto truth = problem.y[static_cast<std::size_t>(i)];
     const auto n_true = static_cast<ClassIndex>(truth.size());

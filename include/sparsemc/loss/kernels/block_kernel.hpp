@@ -53,6 +53,7 @@
 #include <span>
 #include <vector>
 
+#include "../../core/huge_pages.hpp"
 #include "../../data/problem.hpp"
 #include "../../data/sparse_view.hpp"
 #include "../concepts.hpp"
@@ -135,7 +136,8 @@ class ScoreCache {
     cost_.resize(n_);
     const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n_);
     for (std::size_t i = 0; i < n_; ++i) cost_[i] = problem.weight(static_cast<Index>(i)) * inv_n;
-    S_.setConstant(static_cast<Eigen::Index>(n_ * stride_), -std::numeric_limits<Scalar>::infinity());
+    detail::resize_advised(S_, static_cast<Eigen::Index>(n_ * stride_), 1);
+    S_.setConstant(-std::numeric_limits<Scalar>::infinity());
     value_.assign(n_, Scalar(0));
     trial_value_.assign(max_column, Scalar(0));
     trial_change_.assign(max_column, Scalar(0));

@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "../../core/class_matrix.hpp"
+#include "../../core/huge_pages.hpp"
 #include "../../data/problem.hpp"
 #include "../../data/sparse_view.hpp"
 #include "../concepts.hpp"

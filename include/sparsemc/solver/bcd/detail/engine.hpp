@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
+#include "../../../core/huge_pages.hpp"
 #include "../../../core/parallel.hpp"
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
@@ -166,7 +167,7 @@ class BcdEngine {
         ones_(intercept_ ? n_ : 0, Scalar(1)),
         ones_column_{all_rows_, ones_},
         state_(loss, problem, columns_.max_size),
-        W_(ClassMatrix<Scalar>::Zero(static_cast<Eigen::Index>(d_), K_)),
+        W_(advised_zeros<ClassMatrix<Scalar>>(static_cast<Eigen::Index>(d_), K_)),
         b_(ClassVector<Scalar>::Zero(intercept_ ? K_ : 0)),
         G_(ClassVector<Scalar>::Zero(stride())),
         H_(ClassVector<Scalar>::Zero(stride())),

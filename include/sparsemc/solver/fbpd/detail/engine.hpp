@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
+#include "../../../core/huge_pages.hpp"
 #include "../../../core/parallel.hpp"
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
@@ -144,8 +145,8 @@ class FbpdEngine {
         averages_(restarts_ && (measure_kind_ == Measure::duality_gap || measure_kind_ == Measure::kkt_residual)),
         adaptive_(exact_hinge && options.adaptive_steps) {
     const Eigen::Index K_b = intercept_ ? K_ : 0;
-    st_.W = ClassMatrix<Scalar>::Zero(d_, K_);
-    st_.W_prev = ClassMatrix<Scalar>::Zero(d_, K_);
+    st_.W = advised_zeros<ClassMatrix<Scalar>>(d_, K_);
+    st_.W_prev = advised_zeros<ClassMatrix<Scalar>>(d_, K_);
     st_.G.resize(d_, K_);
     st_.G_prev.resize(d_, K_);
     st_.b = ClassVector<Scalar>::Zero(K_b);
@@ -164,10 +165,10 @@ class FbpdEngine {
     loss_scale_ = totals[0] > 0.0 ? totals[0] : 1.0;
     n_active_ = static_cast<Eigen::Index>(totals[1]);
     if constexpr (exact_hinge) {  // zero: the rows of samples without weight are never written
-      st_.U = ClassMatrix<Scalar>::Zero(n_, K_);
-      st_.Y = ClassMatrix<Scalar>::Zero(n_, K_);
-      st_.U_prev = ClassMatrix<Scalar>::Zero(n_, K_);
-      st_.Y_prev = ClassMatrix<Scalar>::Zero(n_, K_);
+      st_.U = advised_zeros<ClassMatrix<Scalar>>(n_, K_);
+      st_.Y = advised_zeros<ClassMatrix<Scalar>>(n_, K_);
+      st_.U_prev = advised_zeros<ClassMatrix<Scalar>>(n_, K_);
+      st_.Y_prev = advised_zeros<ClassMatrix<Scalar>>(n_, K_);
       if constexpr (constrained) {
         st_.zeta.assign(static_cast<std::size_t>(n_), Scalar(0));
         st_.zeta_prev.assign(static_cast<std::size_t>(n_), Scalar(0));
@@ -921,8 +922,8 @@ class FbpdEngine {
   /// D = −θ Σ_i ω_i ℓ*(a_i) − g*(−XᵀD̃) with g's own groups (ℓ* of Crammer–Singer is linear
   /// along a ↦ θa, so the μ = 0 rescaling θ multiplies it).
   double dual_with_intercept() {
-    work_.A.resize(n_, K_);
-    work_.weighted.resize(n_, K_);
+    resize_advised(work_.A, n_, K_);
+    resize_advised(work_.weighted, n_, K_);
     const auto inv_rho = static_cast<Scalar>(1.0 / static_cast<double>(rho_));
     for (Eigen::Index i = 0; i < n_; ++i) {
       const Scalar omega = st_.omega[static_cast<std::size_t>(i)];

@@ -36,6 +36,7 @@
 
 #include <Eigen/Core>
 
+#include "../../../core/huge_pages.hpp"
 #include "../../../core/rng.hpp"
 #include "../../../core/traits.hpp"
 
@@ -68,7 +69,7 @@ class FeatureRows {
     map_ = Map::soft_threshold;
     tables_.assign(dense_ ? 0 : n_features, Table{});
     lists_.assign(dense_ ? 0 : n_features * n_parts_, {});
-    dense_v_.assign(dense_ ? n_features * n_classes_ : 0, 0.0);
+    assign_advised(dense_v_, dense_ ? n_features * n_classes_ : 0, 0.0);
     frozen_.clear();
     n_features_ = n_features;
     hash_.resize(static_cast<std::size_t>(n_classes));

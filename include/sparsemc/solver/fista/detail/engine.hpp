@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
+#include "../../../core/huge_pages.hpp"
 #include "../../../core/parallel.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
@@ -45,9 +46,11 @@ struct FistaState {
   ClassMatrix<Scalar> S, S_prev, S_Y, S_next, D;
   ClassVector<Scalar> b, b_prev, b_Y, b_next, g_b;
   FistaState(Eigen::Index d, Eigen::Index n, Eigen::Index K, Eigen::Index K_b)
-      : W(ClassMatrix<Scalar>::Zero(d, K)), W_prev(ClassMatrix<Scalar>::Zero(d, K)), Y(d, K), W_next(d, K), G(d, K),
-        S(ClassMatrix<Scalar>::Zero(n, K)), S_prev(ClassMatrix<Scalar>::Zero(n, K)), S_Y(n, K), S_next(n, K), D(n, K),
-        b(ClassVector<Scalar>::Zero(K_b)), b_prev(ClassVector<Scalar>::Zero(K_b)), b_Y(K_b), b_next(K_b), g_b(K_b) {}
+      : b(ClassVector<Scalar>::Zero(K_b)), b_prev(ClassVector<Scalar>::Zero(K_b)), b_Y(K_b), b_next(K_b), g_b(K_b) {
+    for (ClassMatrix<Scalar>* M : {&W, &W_prev, &Y, &W_next, &G}) resize_advised(*M, d, K);
+    for (ClassMatrix<Scalar>* M : {&S, &S_prev, &S_Y, &S_next, &D}) resize_advised(*M, n, K);
+    for (ClassMatrix<Scalar>* M : {&W, &W_prev, &S, &S_prev}) M->setZero();
+  }
 };
 
 /// One ProxGradient solve of `problem`: the constructor sets up L₀, the scale ‖G_{L₀}(0)‖ of the

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
+#include "../../../core/huge_pages.hpp"
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
 #include "../../../core/traits.hpp"
@@ -258,7 +259,7 @@ class ScdEngine {
 
   /// W = 0, b = 0, or the warm start's weights and (with an intercept) its intercept.
   [[nodiscard]] Point start_point(const LinearModel<Scalar>* initial) const {
-    Point start{ClassMatrix<Scalar>::Zero(static_cast<Eigen::Index>(d_), K_),
+    Point start{advised_zeros<ClassMatrix<Scalar>>(static_cast<Eigen::Index>(d_), K_),
                 ClassVector<Scalar>::Zero(intercept_ ? K_ : 0)};
     if (initial != nullptr) {
       check_warm_start("SCD", *initial, static_cast<std::int64_t>(d_), K_);

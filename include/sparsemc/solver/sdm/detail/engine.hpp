@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../../core/callbacks.hpp"
+#include "../../../core/huge_pages.hpp"
 #include "../../../core/parallel.hpp"
 #include "../../../core/rng.hpp"
 #include "../../../core/status.hpp"
@@ -47,13 +48,14 @@ class SdmEngine {
   SdmEngine(const Prob& problem, double mu, const Options& options, std::vector<Label> labels)
       : problem_(problem), options_(options), mu_(mu), labels_(std::move(labels)), n_(static_cast<std::size_t>(problem.n_samples())),
         K_(static_cast<std::size_t>(problem.n_classes())),
-        W_(ClassMatrix<Scalar>::Zero(problem.n_features(), static_cast<Eigen::Index>(K_))),
-        alpha_(ClassMatrix<Scalar>::Zero(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(K_))),
-        classes_(n_ * K_), active_classes_(n_, static_cast<Slot>(K_)), label_(n_), cost_(n_),
+        W_(advised_zeros<ClassMatrix<Scalar>>(problem.n_features(), static_cast<Eigen::Index>(K_))),
+        alpha_(advised_zeros<ClassMatrix<Scalar>>(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(K_))),
+        active_classes_(n_, static_cast<Slot>(K_)), label_(n_), cost_(n_),
         norm_sq_(n_), nonzeros_(n_), G_(K_), B_(K_), sorted_(K_), moved_class_(K_), moved_by_(K_),
         team_(resolve_threads(options.threads)),
         scores_(static_cast<std::size_t>(team_), ClassVector<Scalar>(static_cast<Eigen::Index>(K_))) {
     const double inv_n_mu = 1.0 / (static_cast<double>(n_) * mu_);
+    assign_advised(classes_, n_ * K_, Slot{0});
     for (std::size_t i = 0; i < n_; ++i) {
       std::iota(classes_.begin() + static_cast<std::ptrdiff_t>(i * K_),
                 classes_.begin() + static_cast<std::ptrdiff_t>((i + 1) * K_), Slot{0});
