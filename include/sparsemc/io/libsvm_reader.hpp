@@ -33,8 +33,9 @@
 /// Speed: the input is read in blocks of a few MiB, numbers are parsed in place with
 /// `std::from_chars` (no streams, no per-line allocation) and appended to the CSR arrays
 /// that become X. With `LibsvmOptions::threads` ≠ 1 a block is cut at line ends into pieces
-/// that the threads parse side by side, and the next block is read meanwhile; the pieces are
-/// joined in order, so X, the labels and any error's position are the serial reader's.
+/// that the threads parse side by side, each straight into X at the offset its colons give,
+/// and the next block is read meanwhile; the pieces are joined in order, so X, the labels and
+/// any error's position are the serial reader's.
 ///
 /// \code
 ///   #include <sparsemc/io/libsvm_reader.hpp>
@@ -50,6 +51,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <charconv>
 #include <cerrno>
 #include <cmath>
@@ -225,9 +227,20 @@ class LibsvmParser {
   [[nodiscard]] std::int64_t n_samples() const noexcept { return static_cast<std::int64_t>(row_ptr_.size()) - 1; }
   [[nodiscard]] std::int64_t n_entries() const noexcept { return nnz_; }
 
-  /// Forgets every line parsed but keeps the arrays' capacity: a piece parser of
-  /// `PieceParsers` starts each piece this way.
-  void restart() noexcept {
+  /// Where a piece parser writes its entries: `room` slots of this parser's arrays.
+  struct EntryWindow {
+    Index* indices = nullptr;
+    Scalar* values = nullptr;
+    Index room = 0;
+  };
+
+  /// Forgets every line parsed and points the entries of the next lines at `room` slots of
+  /// another parser's arrays, which outlive them (`entry_window`): a piece parser of
+  /// `PieceParsers` starts each piece this way, parsing straight into X.
+  void restart(const EntryWindow& window) noexcept {
+    indices_ = window.indices;
+    values_ = window.values;
+    capacity_ = window.room;
     line_ = 0;
     saw_multilabel_sign_ = false;
     missing_label_line_ = missing_label_column_ = 0;
@@ -239,29 +252,49 @@ class LibsvmParser {
     max_column_ = -1;
   }
 
-  /// Forgets every line parsed and frees the arrays (a piece parser whose piece has been
-  /// appended and whose input has ended).
+  /// Frees the sample and label arrays (a piece parser whose piece has been appended and whose
+  /// input has ended).
   void free_arrays() {
-    restart();
-    decltype(entries_)().swap(entries_);
-    capacity_ = 0;
+    restart({});
     row_ptr_.shrink_to_fit();
     label_ptr_.shrink_to_fit();
     labels_.shrink_to_fit();
     unknown_.shrink_to_fit();
   }
 
+  /// Makes room for `entries` more entries after those parsed (the caller has checked that
+  /// they fit Index), growing the arrays geometrically so that round after round stays linear.
+  void make_room(std::int64_t entries) {
+    const std::int64_t wanted = nnz_ + entries;
+    if (wanted <= capacity_) return;
+    const std::int64_t grown = std::min<std::int64_t>(index_max, capacity_ + capacity_ / 2);
+    set_capacity(static_cast<Index>(std::max(wanted, grown)));
+  }
+
+  /// `room` slots from entry `first` on (inside the room made).
+  [[nodiscard]] EntryWindow entry_window(std::int64_t first, std::int64_t room) noexcept {
+    return {indices_ + first, values_ + first, static_cast<Index>(room)};
+  }
+
   /// Appends what `pieces` parsed, in order: the first piece's lines follow this parser's,
-  /// each next piece's the previous one's. Line numbers (of the deferred missing-label
-  /// error) move by the lines before the piece; the arrays are sized once and the pieces
-  /// copied into them on `team` threads, each piece's arrays freed once copied if
-  /// `consume`. The caller has checked that the samples and entries fit Index.
-  void append(std::span<const std::unique_ptr<LibsvmParser>> pieces, int team, bool consume = false) {
+  /// each next piece's the previous one's. Piece t parsed its entries into the window at
+  /// entry `starts[t]`; a window the piece did not fill (comment lines, qid) leaves a gap
+  /// that the later pieces' entries move down over. Line numbers (of the deferred
+  /// missing-label error) move by the lines before the piece; the sample and label arrays are
+  /// sized once and the pieces' copied into them on `team` threads, each piece's freed once
+  /// copied if `consume`. The caller has checked that the samples fit Index.
+  void append(std::span<const std::unique_ptr<LibsvmParser>> pieces, std::span<const std::int64_t> starts, int team,
+              bool consume = false) {
     std::int64_t nnz = nnz_;
     std::size_t rows = row_ptr_.size() - 1;
     std::size_t labels = labels_.size();
     piece_offsets_.clear();
-    for (const auto& piece : pieces) {
+    for (std::size_t t = 0; t < pieces.size(); ++t) {
+      const auto& piece = pieces[t];
+      if (starts[t] != nnz) {  // in order, so that a move never overwrites entries yet to move
+        std::memmove(indices_ + nnz, indices_ + starts[t], static_cast<std::size_t>(piece->nnz_) * sizeof(Index));
+        std::memmove(values_ + nnz, values_ + starts[t], static_cast<std::size_t>(piece->nnz_) * sizeof(Scalar));
+      }
       piece_offsets_.push_back({static_cast<Index>(nnz), rows, labels});
       nnz += piece->nnz_;
       rows += piece->row_ptr_.size() - 1;
@@ -274,10 +307,6 @@ class LibsvmParser {
       saw_multilabel_sign_ |= piece->saw_multilabel_sign_;
       max_column_ = std::max(max_column_, piece->max_column_);
       unknown_.insert(unknown_.end(), piece->unknown_.begin(), piece->unknown_.end());
-    }
-    if (nnz > capacity_) {  // grow geometrically, so that appending round after round stays linear
-      const std::int64_t grown = std::min<std::int64_t>(index_max, capacity_ + capacity_ / 2);
-      set_capacity(static_cast<Index>(std::max(nnz, grown)));
     }
     row_ptr_.resize(rows + 1);
     label_ptr_.resize(rows + 1);
@@ -535,8 +564,8 @@ class LibsvmParser {
       p = parse_value(colon + 1, end, value);
       if (nnz_ == capacity_) [[unlikely]]
         grow_entries(p);
-      entries_.indexPtr()[nnz_] = static_cast<Index>(index - base_);
-      entries_.valuePtr()[nnz_] = value;
+      indices_[nnz_] = static_cast<Index>(index - base_);
+      values_[nnz_] = value;
       ++nnz_;
       first = false;
     }
@@ -609,7 +638,9 @@ class LibsvmParser {
   }
 
   /// Doubles the entry arrays (at `at`: where the error goes if Index cannot count further).
+  /// A window (`restart`) holds every entry of its piece, so only a parser's own arrays grow.
   void grow_entries(const char* at) {
+    assert(indices_ == entries_.indexPtr());
     if (capacity_ == index_max)
       fail(at, std::string("more nonzeros than the ") + index_bits<Index> + " index type can count");
     set_capacity(capacity_ > index_max / 2 ? index_max : std::max<Index>(2 * capacity_, 4096));
@@ -625,6 +656,8 @@ class LibsvmParser {
       sparsemc::detail::advise_huge_pages(entries_.indexPtr() + kept, room * sizeof(Index));
     }
     capacity_ = capacity;
+    indices_ = entries_.indexPtr();
+    values_ = entries_.valuePtr();
   }
 
   // ---- pieces ---------------------------------------------------------------------------
@@ -636,11 +669,9 @@ class LibsvmParser {
     std::size_t labels;
   };
 
-  /// Copies `piece`'s arrays to `at` (room made by `append`), shifting its offsets.
+  /// Copies `piece`'s sample and label arrays to `at` (room made by `append`), shifting its
+  /// offsets; its entries are in place.
   void copy_piece(const LibsvmParser& piece, const PieceOffsets& at) {
-    const auto entries = static_cast<std::size_t>(piece.nnz_);
-    std::copy_n(piece.entries_.indexPtr(), entries, entries_.indexPtr() + at.entries);
-    std::copy_n(piece.entries_.valuePtr(), entries, entries_.valuePtr() + at.entries);
     const auto label_shift = static_cast<std::int64_t>(at.labels);
     for (std::size_t i = 1; i < piece.row_ptr_.size(); ++i) {
       row_ptr_[at.rows + i] = piece.row_ptr_[i] + at.entries;
@@ -657,7 +688,7 @@ class LibsvmParser {
     if (row_ptr_.size() > static_cast<std::size_t>(index_max))
       fail(line_start_, std::string("more samples than the ") + index_bits<Index> + " index type can count");
     if (row_ptr_.back() != nnz_)  // the row's last index is its largest
-      max_column_ = std::max(max_column_, entries_.indexPtr()[nnz_ - 1]);
+      max_column_ = std::max(max_column_, indices_[nnz_ - 1]);
     row_ptr_.push_back(nnz_);
     label_ptr_.push_back(static_cast<std::int64_t>(labels_.size()));
   }
@@ -680,8 +711,12 @@ class LibsvmParser {
   // X in CSR form: row_ptr_ (n+1 offsets) and the entries.
   std::vector<Index> row_ptr_;
   // X's entries (column indices and values), in Eigen's own storage so that they become X
-  // without a copy; entries_.size() is the capacity, nnz_ the entries in use.
+  // without a copy; entries_.size() is the capacity, nnz_ the entries in use. The lines
+  // write them through indices_ and values_: into entries_, or a piece parser into its
+  // window of the main parser's (capacity_ its room).
   Eigen::internal::CompressedStorage<Scalar, Index> entries_;
+  Index* indices_ = nullptr;
+  Scalar* values_ = nullptr;
   Index nnz_ = 0;
   Index capacity_ = 0;
   Index max_column_ = -1;
@@ -707,8 +742,11 @@ inline constexpr std::size_t max_pieces = 64;
 
 /// Parses complete lines on several threads into a main parser, with the result and the
 /// errors of the main parser parsing them alone. Each round cuts its bytes at line ends into
-/// up to `pieces_per_thread` pieces per thread, parses every piece with a parser of its own
-/// and appends the pieces to the main parser in order (`LibsvmParser::append`). A piece
+/// up to `pieces_per_thread` pieces per thread, counts each piece's colons (a bound on its
+/// entries) to give it a window of the main parser's entry arrays, parses every piece with a
+/// parser of its own into its window, and appends the pieces' samples to the main parser in
+/// order (`LibsvmParser::append`, which closes the gaps a window's comments or qid left). So
+/// X's entries are written once, by the thread that parses them: no piece holds a copy. A piece
 /// whose parser threw, or whose samples would overflow Index, is parsed again, with every
 /// piece after it, by the main parser: it knows the lines before the piece, so the error it
 /// throws has the serial reader's line and column.
@@ -720,6 +758,7 @@ class PieceParsers {
   PieceParsers(const LibsvmOptions& options, const std::string& name, int team)
       : team_(std::max(team, 1)),
         cuts_(std::min(pieces_per_thread * static_cast<std::size_t>(team_), max_pieces) + 1),
+        starts_(cuts_.size()),
         failed_(cuts_.size() - 1) {
     if (team_ > 1)
       for (std::size_t t = 0; t < failed_.size(); ++t) parsers_.push_back(std::make_unique<Parser>(options, name));
@@ -769,14 +808,27 @@ class PieceParsers {
     for (std::size_t t = 1; t < count; ++t)
       cuts_[t] = std::max(cuts_[t - 1], line_end(begin + t * bytes / count - 1, end));
     cuts_[count] = end;
-    // Task 0 runs beside(); task t ≥ 1 parses piece t − 1.
+    // A piece has at most as many entries as colons: that many slots of X are its window.
+    sparsemc::detail::parallel_tasks(team_, count, [&](std::size_t t) {
+      starts_[t + 1] = std::count(cuts_[t], cuts_[t + 1], ':');
+    });
+    starts_[0] = main.n_entries();
+    for (std::size_t t = 0; t < count; ++t) starts_[t + 1] += starts_[t];
+    constexpr auto index_max = static_cast<std::int64_t>(std::numeric_limits<Index>::max());
+    if (starts_[count] > index_max) {  // X may still fit Index: `main` says where it stops
+      if (first) beside();
+      main.parse(begin, end);
+      return;
+    }
+    main.make_room(starts_[count] - starts_[0]);
+    // Task 0 runs beside(); task t ≥ 1 parses piece t − 1 into its window.
     sparsemc::detail::parallel_tasks(team_, count + 1, [&](std::size_t task) {
       if (task == 0) {
         if (first) beside();
         return;
       }
       const std::size_t t = task - 1;
-      parsers_[t]->restart();
+      parsers_[t]->restart(main.entry_window(starts_[t], starts_[t + 1] - starts_[t]));
       try {
         parsers_[t]->parse(cuts_[t], cuts_[t + 1]);
         failed_[t] = 0;
@@ -786,22 +838,19 @@ class PieceParsers {
     });
     // The leading pieces that parsed and fit Index go in at once; the rest, serially.
     std::size_t good = 0;
-    std::int64_t rows = main.n_samples();
-    std::int64_t entries = main.n_entries();
-    constexpr auto index_max = static_cast<std::int64_t>(std::numeric_limits<Index>::max());
-    for (; good < count && failed_[good] == 0; ++good) {
+    for (std::int64_t rows = main.n_samples(); good < count && failed_[good] == 0; ++good) {
       rows += parsers_[good]->n_samples();
-      entries += parsers_[good]->n_entries();
-      if (rows > index_max || entries > index_max) break;
+      if (rows > index_max) break;
     }
     const bool input_ends = last && good == count && release();
-    main.append(std::span<const std::unique_ptr<Parser>>(parsers_).first(good), team_, input_ends);
+    main.append(std::span<const std::unique_ptr<Parser>>(parsers_).first(good), starts_, team_, input_ends);
     for (std::size_t t = good; t < count; ++t) main.parse(cuts_[t], cuts_[t + 1]);
   }
 
   int team_;
   std::vector<std::unique_ptr<Parser>> parsers_;
   std::vector<const char*> cuts_;
+  std::vector<std::int64_t> starts_;  // piece t's window: entries [starts_[t], starts_[t + 1]) of `main`
   std::vector<unsigned char> failed_;
 };
 
