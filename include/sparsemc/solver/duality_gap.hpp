@@ -301,6 +301,20 @@ void dual_gradient(const Prob& problem, const ClassMatrix<ProblemScalar<Prob>>& 
   sums(std::span<Scalar>(work.G.data(), static_cast<std::size_t>(work.G.size())));
 }
 
+/// K zeros in the work space's row, the point (G1) measures each row's violation at.
+template <RealScalar Scalar>
+std::span<const Scalar> zero_row(GapWorkspace<Scalar>& work, Eigen::Index K) {
+  work.row.setZero(K);
+  return {work.row.data(), static_cast<std::size_t>(K)};
+}
+
+/// (G1)'s dist(G_j, λB°)²: the penalty's violation of row G_j at the zero row.
+template <class Penalty, RealScalar Scalar>
+double squared_dual_distance(const Penalty& penalty, std::span<const Scalar> zero, std::span<const Scalar> row) {
+  const auto distance = static_cast<double>(penalty.violation(zero, row));
+  return distance * distance;
+}
+
 /// (G1)'s Σ_j dist(G_j, λB°)² with each row G_j = Σ_i x_ij (c_i/n) a_i gathered from column j
 /// of X and measured at once, in a buffer row per thread (work.G: team × K), so that neither
 /// G (d × K) nor D̃ (n × K) is ever held. The rows go in fixed chunks of features, a chunk's
@@ -313,8 +327,7 @@ double streamed_penalty_conjugate(const Penalty& penalty, const Problem<Scalar, 
   const auto& X = problem.X.eigen();
   using InnerIterator = typename std::remove_cvref_t<decltype(X)>::InnerIterator;
   const double inv_n = 1.0 / problem.normaliser();
-  work.row.setZero(K);
-  const std::span<const Scalar> zero(work.row.data(), static_cast<std::size_t>(K));
+  const auto zero = zero_row(work, K);
   const int team = streamed_team(work.team, problem, K);
   work.G.resize(team, K);  // allocates only when not reserved
   return sample_sum(team, static_cast<std::size_t>(X.outerSize()), [&](std::size_t j) {
@@ -326,8 +339,7 @@ double streamed_penalty_conjugate(const Penalty& penalty, const Problem<Scalar, 
       const double weight = static_cast<double>(it.value()) * inv_n * static_cast<double>(problem.weight(it.index()));
       g += static_cast<Scalar>(weight) * A.row(it.index());
     }
-    const auto distance = static_cast<double>(penalty.violation(zero, const_row_span(work.G, slot)));
-    return distance * distance;
+    return squared_dual_distance(penalty, zero, const_row_span(work.G, slot));
   });
 }
 
@@ -493,12 +505,9 @@ double dual_objective(const Loss& loss, const Penalty& penalty, const Prob& prob
       penalty_conjugate = detail::streamed_penalty_conjugate(penalty, problem, A, work);
     } else {
       detail::dual_gradient(problem, A, work, sums);
-      work.row.setZero(A.cols());
-      const std::span<const Scalar> zero(work.row.data(), static_cast<std::size_t>(A.cols()));
-      for (Eigen::Index j = 0; j < work.G.rows(); ++j) {
-        const auto distance = static_cast<double>(penalty.violation(zero, detail::const_row_span(work.G, j)));
-        penalty_conjugate += distance * distance;
-      }
+      const auto zero = detail::zero_row(work, A.cols());
+      for (Eigen::Index j = 0; j < work.G.rows(); ++j)
+        penalty_conjugate += detail::squared_dual_distance(penalty, zero, detail::const_row_span(work.G, j));
     }
     work.class_sum.setOnes(A.cols());
     return detail::conjugate_part(loss, problem, A, work, sums) - penalty_conjugate / (2.0 * mu);
