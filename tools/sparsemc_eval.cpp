@@ -146,15 +146,16 @@ int evaluate(EvalArgs& args) {
     penalty.lambda = *args.lambda;
     penalty.mu = *args.mu;
     const auto problem = data.problem<Eigen::RowMajor>();
-    value = objective(Loss{}, penalty, problem, compact);
+    // The scores once: the objective's loss part and the certificate both start from them.
+    GapWorkspace<double> work;
+    work.team = resolve_threads(args.threads);
+    compute_scores(problem, compact, work.S);
+    value = {loss_value(Loss{}, problem, work.S, work.team), penalty_value(penalty, compact)};
     if constexpr (ConjugateLoss<Loss, double>) {
-      GapWorkspace<double> work;
-      work.team = resolve_threads(args.threads);
       if (penalty.mu > 0) {
         // (G1) takes XᵀD̃ row by row from the data's CSC copy: no d × K array (duality_gap.hpp).
-        compute_scores(problem, compact, work.S);
-        certificate = duality_gap_at_scores(Loss{}, penalty, data.problem<Eigen::ColMajor>(), work.S,
-                                            penalty_value(penalty, compact), compact.has_intercept(), work);
+        certificate = duality_gap_at_scores(Loss{}, penalty, data.problem<Eigen::ColMajor>(), work.S, value.penalty,
+                                            compact.has_intercept(), work);
       } else {
         // On CSR data XᵀD̃ scatters on one thread; with more, it gathers from X's columns (the
         // data's CSC copy, made once), in the same order: the same gap.
@@ -162,7 +163,8 @@ int evaluate(EvalArgs& args) {
           work.transposed_product = [&data, team = work.team](ClassMatrixRef<double> D, ClassMatrix<double>& G) {
             weight_gradient(data.problem<Eigen::ColMajor>(), D, G, team);
           };
-        certificate = duality_gap(Loss{}, penalty, problem, compact, work);
+        certificate = duality_gap_at_scores(Loss{}, penalty, problem, work.S, value.penalty, compact.has_intercept(),
+                                            work);
       }
     }
   });
