@@ -262,29 +262,10 @@ class LinearModel {
   /// must increase with j. expand_features / restrict_features (below) call it with a FeatureMap.
   template <class Map>
   [[nodiscard]] LinearModel renumbered(std::int64_t n_features, const Map& to) const& {
-    LinearModel out;
-    out.n_features_ = n_features;
-    out.intercept_ = intercept_;
-    out.labels_ = labels_;
-    out.label_index_ = label_index_;
-    out.provenance_ = provenance_;
-    out.classes_.reserve(classes_.size());
-    out.weights_.reserve(weights_.size());
-    for (std::size_t r = 0; r < support_.size(); ++r) {
-      const std::int64_t j = to(support_[r]);
-      if (j < 0) continue;
-      const Row w = row(r);
-      out.support_.push_back(j);
-      out.classes_.insert(out.classes_.end(), w.indices.begin(), w.indices.end());
-      out.weights_.insert(out.weights_.end(), w.values.begin(), w.values.end());
-      out.row_start_.push_back(static_cast<std::int64_t>(out.classes_.size()));
-    }
-    out.check_support(out.support_);
-    out.build_row_of_feature();
-    return out;
+    return LinearModel(*this).renumbered(n_features, to);
   }
   /// The same, consuming this model: the kept rows move forward in place, no weight is copied
-  /// into new storage.
+  /// into new storage (the const form runs it on a copy).
   template <class Map>
   [[nodiscard]] LinearModel renumbered(std::int64_t n_features, const Map& to) && {
     std::size_t kept_rows = 0, kept = 0, begin = 0;
@@ -751,32 +732,32 @@ class LinearModel {
 };
 
 /// A model fitted on columns compacted by `map` (Dataset::compact_features) with its rows back
-/// at their original feature indices: W = P W′ in the notation of data/feature_map.hpp.
-template <RealScalar Scalar>
-[[nodiscard]] LinearModel<Scalar> expand_features(const LinearModel<Scalar>& model, const FeatureMap& map) {
-  if (map.identity() && model.n_features() == map.n_features()) return model;
-  return model.renumbered(map.n_features(), [&](std::int64_t c) { return map.original(c); });
-}
-/// The same, consuming `model` (`r.model = expand_features(std::move(r.model), map)`): no copy
-/// of the weights, which for a dense W of d × K entries is the size of the fit's own W.
+/// at their original feature indices: W = P W′ in the notation of data/feature_map.hpp. This
+/// form consumes `model` (`r.model = expand_features(std::move(r.model), map)`): no copy of the
+/// weights, which for a dense W of d × K entries is the size of the fit's own W.
 template <RealScalar Scalar>
 [[nodiscard]] LinearModel<Scalar> expand_features(LinearModel<Scalar>&& model, const FeatureMap& map) {
   if (map.identity() && model.n_features() == map.n_features()) return std::move(model);
   return std::move(model).renumbered(map.n_features(), [&](std::int64_t c) { return map.original(c); });
 }
+/// The same on a copy of `model`.
+template <RealScalar Scalar>
+[[nodiscard]] LinearModel<Scalar> expand_features(const LinearModel<Scalar>& model, const FeatureMap& map) {
+  return expand_features(LinearModel<Scalar>(model), map);
+}
 
 /// A model over original features restricted to the columns `map` keeps, renumbered onto them
 /// (W′ = Pᵀ W; a warm start for a fit on compacted data). Rows of unused features are dropped.
-template <RealScalar Scalar>
-[[nodiscard]] LinearModel<Scalar> restrict_features(const LinearModel<Scalar>& model, const FeatureMap& map) {
-  if (map.identity() && model.n_features() == map.n_features()) return model;
-  return model.renumbered(map.n_used(), [&](std::int64_t j) { return map.compact(j); });
-}
-/// The same, consuming `model`.
+/// This form consumes `model`.
 template <RealScalar Scalar>
 [[nodiscard]] LinearModel<Scalar> restrict_features(LinearModel<Scalar>&& model, const FeatureMap& map) {
   if (map.identity() && model.n_features() == map.n_features()) return std::move(model);
   return std::move(model).renumbered(map.n_used(), [&](std::int64_t j) { return map.compact(j); });
+}
+/// The same on a copy of `model`.
+template <RealScalar Scalar>
+[[nodiscard]] LinearModel<Scalar> restrict_features(const LinearModel<Scalar>& model, const FeatureMap& map) {
+  return restrict_features(LinearModel<Scalar>(model), map);
 }
 
 /// What every solver's fit() returns: the model and the information block.
