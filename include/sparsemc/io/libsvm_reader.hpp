@@ -34,8 +34,9 @@
 /// `std::from_chars` (no streams, no per-line allocation) and appended to the CSR arrays
 /// that become X. With `LibsvmOptions::threads` ≠ 1 a block is cut at line ends into pieces
 /// that the threads parse side by side, each straight into X at the offset its colons give,
-/// and the next block is read meanwhile; the pieces are joined in order, so X, the labels and
-/// any error's position are the serial reader's.
+/// and the next block is read meanwhile (the first block is small, so that the pieces start
+/// soon; the blocks double from it); the pieces are joined in order, so X, the labels and any
+/// error's position are the serial reader's.
 ///
 /// \code
 ///   #include <sparsemc/io/libsvm_reader.hpp>
@@ -861,6 +862,22 @@ inline constexpr std::size_t default_block_size = std::size_t{4} << 20;
 /// the full block size while reads fill it, so a small input does not pay for a full block.
 inline constexpr std::size_t first_block_size = std::size_t{64} << 10;
 
+/// First block of a threaded read of known size. Nothing parses until it is in, so it is a
+/// quarter of a two-thread round (the smallest block that still holds a huge page); the blocks
+/// then double up to a round while the next is read beside the pieces.
+inline constexpr std::size_t threaded_first_block_size = std::size_t{4} << 20;
+
+/// Sizes a text block to `size` bytes. Storage that must grow is allocated afresh and advised
+/// before it is written: the bytes it held are not kept.
+inline void resize_block(std::vector<char>& block, std::size_t size) {
+  if (size > block.capacity()) {
+    std::vector<char>().swap(block);
+    block.reserve(size);
+    sparsemc::detail::advise_huge_pages(block.data(), block.capacity());
+  }
+  block.resize(size);
+}
+
 /// Drives a parser over a byte source with `std::size_t read(char* dst, std::size_t cap)`
 /// (returns 0 at the end) and `std::optional<std::size_t> size()` (the total, when known,
 /// to size the arrays after the first block): reads big blocks, parses the complete lines of
@@ -877,12 +894,12 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
   const std::optional<std::size_t> total = source.size();
   // A file smaller than the block is read into a buffer of its own size: zero-filling an unused
   // 4 MB block costs ~1000 page faults, more time than reading and solving a small data set.
-  // An input of unknown size starts with first_block_size and grows as it proves larger.
-  const std::size_t block = std::min(block_size, total ? *total + 1 : first_block_size);
-  std::vector<char> buffer, next;
+  // An input of unknown size starts with first_block_size and grows as it proves larger; so
+  // does a threaded read, from threaded_first_block_size.
+  const std::size_t first = team > 1 ? std::min(block_size, threaded_first_block_size) : block_size;
+  const std::size_t block = std::min(first, total ? *total + 1 : first_block_size);
+  std::vector<char> buffer, next;  // the two take turns
   sparsemc::detail::assign_advised(buffer, std::max<std::size_t>(block, 1) + 1, '\0');  // +1: room for a final '\n'
-  next.reserve(buffer.size());  // the two take turns
-  sparsemc::detail::advise_huge_pages(next.data(), next.capacity());
   std::size_t room = buffer.size() - 1;
   std::size_t got = source.read(buffer.data(), room);
   std::size_t read_bytes = got;  // from the source so far
@@ -908,21 +925,24 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
       filled += got;
       continue;
     }
-    // The incomplete rest goes to the front of the next buffer, which is then filled while the
-    // complete lines are parsed; a read that filled its room asks for a larger next block. Once
+    // While the complete lines are parsed, the next buffer is sized (a read that filled its room
+    // asks for a larger next block), takes the incomplete rest at its front and is filled. Once
     // the whole input of known size is in, the next buffer holds the rest and room to see the end.
     const std::size_t used = scanned + last + 1;
     const std::size_t carry = filled - used;
     const bool grow = got == room && buffer.size() - 1 < block_size;
-    if (total && read_bytes >= *total)
-      next.resize(carry + 2);
-    else
-      next.resize(grow ? std::min(2 * (buffer.size() - 1), block_size) + 1 : buffer.size());
-    std::memcpy(next.data(), buffer.data() + used, carry);
-    room = next.size() - 1 - carry;
+    const std::size_t next_size = total && read_bytes >= *total ? carry + 2
+                                  : grow                        ? std::min(2 * (buffer.size() - 1), block_size) + 1
+                                                                : buffer.size();
+    const auto read_next = [&] {
+      resize_block(next, next_size);
+      std::memcpy(next.data(), buffer.data() + used, carry);
+      room = next.size() - 1 - carry;
+      got = source.read(next.data() + carry, room);
+    };
     // Once the pieces of the input's last block have parsed, its bytes are freed before the join.
     pieces.parse(
-        parser, buffer.data(), buffer.data() + used, [&] { got = source.read(next.data() + carry, room); },
+        parser, buffer.data(), buffer.data() + used, read_next,
         [&] {
           if (!total || read_bytes + got < *total) return false;
           std::vector<char>().swap(buffer);
