@@ -978,6 +978,35 @@ TEST_CASE("sdm: agrees with fcbcfw at a tight tol, with sample costs and empty r
   CHECK((r.model.dense() - other.model.dense()).norm() <= bound + 1e-9);
 }
 
+TEST_CASE("sdm: the dual bound of a given model is valid and close to its excess over F*", "[sdm]") {
+  // W₀ from loose fits and from a perturbed tight one: F(W₀) − D bounds F(W₀) − F* from above,
+  // and the stop (own gap ≤ a tenth of F(W₀) − D) keeps it within 1/0.9 of it.
+  const auto data = generate<double>(200, 120, 8, 9, 1, 31);
+  const auto problem = data.problem<Eigen::RowMajor>();
+  const double mu = 1.0 / 200;
+  const auto [low, high] = ridge_optimum(data, mu);
+  const Instance in = instance(data, 0.0, mu);
+  std::vector<ClassMatrix<double>> models;
+  for (const double tol : {1e-1, 1e-2, 1e-3})
+    models.push_back(Sdm({}, {.mu = mu}, {.tol = tol, .seed = 3}).fit(problem).model.dense());
+  ClassMatrix<double> perturbed = models.back() * 1.05;
+  models.push_back(std::move(perturbed));
+  for (const auto& W0 : models) {
+    const double F = in.primal(W0);
+    const ClassMatrix<double> S = data.matrix() * W0;
+    const DualityGap bound = sequential_dual_bound(problem, S, mu, F, {});
+    INFO("F " << F << " F* in [" << low << ", " << high << "] D " << bound.dual);
+    CHECK(bound.primal == F);
+    CHECK(bound.dual <= high + 1e-12 * high);
+    CHECK(bound.gap() <= (F - low) / 0.9 + 1e-9 * F);
+  }
+  const auto multilabel = generate<double>(40, 20, 4, 5, 2, 7);
+  CHECK_THROWS_AS(sequential_dual_bound(multilabel.problem<Eigen::RowMajor>(), ClassMatrix<double>::Zero(40, 4), mu,
+                                        1.0, {}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(sequential_dual_bound(problem, ClassMatrix<double>::Zero(10, 8), mu, 1.0, {}), std::invalid_argument);
+}
+
 TEST_CASE("sdm: every penalty at lambda = 0 is the ridge-only problem, with the same iterates", "[sdm]") {
   // At λ = 0 each penalty of (1) is (μ/2)‖W‖² alone: the fits with L1, L1L2 and L1Linf are the
   // NoPenalty fit (the engine sees μ only), and each reports F of (1) at its model.

@@ -5,6 +5,9 @@
 /// 2008; LIBLINEAR's `-s 4`) for objective (1) with the Crammer–Singer loss and the ridge term
 /// only (λ = 0, μ > 0): the case where W is dense and primal sparsity has nothing to exploit.
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <limits>
@@ -151,5 +154,74 @@ class SequentialDual
   using Base::options_;
   using Base::penalty_;
 };
+
+namespace detail {
+
+/// The stop of `sequential_dual_bound`, a callback of the sequential dual method's epochs on
+/// `engine`: once the method's own gap F(W(α)) − D(α) (≥ F* − D(α)), at an epoch that evaluated
+/// it, is at most `share` of the model's F(W₀) − D(α); or once the last `window` epochs raised
+/// D(α) by at most `stall` of that (this method's dual converges well before its primal W(α)
+/// shows it, and D is read every epoch from the running W at O(n + dK)).
+template <class Engine>
+struct ModelGapStop {
+  static constexpr std::size_t window = 4;
+  const Engine& engine;
+  double primal, share, stall;
+  std::array<double, window> last_duals;
+
+  ModelGapStop(const Engine& of, double model_objective, double own_gap_share, double stall_share)
+      : engine(of), primal(model_objective), share(own_gap_share), stall(stall_share) {
+    last_duals.fill(-std::numeric_limits<double>::infinity());
+  }
+
+  bool end_epoch(const EpochReport& r) {
+    const double dual = engine.running_dual(), model_gap = primal - dual;
+    double& window_ago = last_duals[static_cast<std::size_t>(r.epoch) % window];
+    const bool stalled = dual - window_ago <= stall * model_gap;
+    window_ago = dual;
+    if (std::isnan(r.relative_gap)) return stalled;
+    const double own_gap = r.relative_gap * std::max(std::abs(r.objective), 1e-12);
+    return stalled || own_gap <= share * model_gap;
+  }
+};
+
+}  // namespace detail
+
+/// A lower bound D(α) ≤ F* for the ridge-only Crammer–Singer SVM of `SequentialDual`, to certify
+/// a model W₀ made elsewhere (LIBLINEAR's -s 4, a model file): F(W₀) − D(α) ≥ F(W₀) − F*.
+///
+/// The loss's subgradient at W₀'s scores is a dual point, but a loose one: at the optimum many
+/// samples sit at a kink of ℓ, where the subgradient is an extreme point of ∂ℓ and the optimal
+/// α_i lies inside it. So the sequential dual method's epochs start from that point
+/// (`SdmEngine::start_from`) and raise D(α) until their own gap is at most `share` of F(W₀) −
+/// D(α) (further epochs could then shrink the bound on W₀ by that share at most), or until D(α)
+/// stalls (`detail::ModelGapStop`). `S` = XW₀ are the model's scores (n × K, no intercept) and
+/// `primal` = F(W₀) on the same problem; `options` give the epoch budget, the seed and the
+/// threads (its tol is not used). Multiclass only; holds the method's n × K dual and d × K W.
+///
+/// \code
+///   ClassMatrix<double> S = data.matrix() * W0;   // the model's scores
+///   const DualityGap bound = sequential_dual_bound(data.problem<Eigen::RowMajor>(), S, mu, F_of_W0, {});
+///   std::cout << "F(W0) - F* <= " << bound.gap() << '\n';
+/// \endcode
+template <SampleRowProblem Prob>
+[[nodiscard]] DualityGap sequential_dual_bound(const Prob& problem, ClassMatrixRef<ProblemScalar<Prob>> S, double mu,
+                                               double primal, SequentialDualOptions options, double share = 0.1,
+                                               double stall = 0.01) {
+  detail::require_positive("mu", mu);
+  options.validate();
+  if (problem.y.multilabel())
+    throw std::invalid_argument("sequential_dual_bound: the data is multilabel (the sequential dual method is "
+                                "multiclass)");
+  if (S.rows() != problem.n_samples() || S.cols() != problem.n_classes())
+    throw std::invalid_argument("sequential_dual_bound: the scores must be n_samples x n_classes");
+  options.tol = 1e-12;  // the stop is ModelGapStop's; the schedule still spaces the evaluations by work
+  using Engine = detail::SdmEngine<Prob, ClassIndex>;
+  Engine engine(problem, mu, options, detail::cold_start_labels(problem.n_classes()));
+  engine.start_from(S);
+  detail::ModelGapStop<Engine> stop(engine, primal, share, stall);
+  (void)engine.solve(stop);
+  return {primal, engine.final_certificate().dual};
+}
 
 }  // namespace sparsemc

@@ -80,6 +80,20 @@ class SdmEngine {
     n_active_ = samples_.size();
   }
 
+  /// Starts from the dual point of a model W₀ instead of α = 0, given its scores S = XW₀ (n × K):
+  /// α_i = −C_i g_i, g_i = e_n − e_{y_i} the loss's subgradient at s_i (0 where ℓ = 0; the
+  /// candidate of duality_gap.hpp), then W = W(α).
+  void start_from(ClassMatrixRef<Scalar> S) {
+    for (const Index i : samples_) {
+      const auto row = static_cast<Eigen::Index>(i);
+      CrammerSinger{}.subgradient(std::span<const Scalar>(S.row(row).data(), K_), problem_.y[static_cast<std::size_t>(i)],
+                                  std::span<Scalar>(B_));
+      const Scalar C = cost_[static_cast<std::size_t>(i)];
+      for (std::size_t m = 0; m < K_; ++m) alpha_(row, static_cast<Eigen::Index>(m)) = -C * B_[m];
+    }
+    resum_weights();
+  }
+
   /// The epochs until the certificate, a callback, or a budget stops them.
   template <class... Callbacks>
   SolverInfo solve(Callbacks&... callbacks) {
@@ -161,6 +175,15 @@ class SdmEngine {
       return std::array<double, 2>{loss, static_cast<double>(alpha_(static_cast<Eigen::Index>(i), label_[i]))};
     });
     return {loss_sum / static_cast<double>(n_) + 0.5 * mu_ * w_sq, mu_ * (alpha_label - 0.5 * w_sq)};
+  }
+
+  /// D(α) = μ (Σ_i α_{i,y_i} − ½‖W‖²) at the running W, not summed afresh (the certificate's D
+  /// up to the steps' rounding): O(n + dK), no pass over X.
+  [[nodiscard]] double running_dual() const {
+    double alpha_label = 0.0;
+    for (std::size_t i = 0; i < n_; ++i)
+      alpha_label += static_cast<double>(alpha_(static_cast<Eigen::Index>(i), label_[i]));
+    return mu_ * (alpha_label - 0.5 * static_cast<double>(W_.squaredNorm()));
   }
 
   /// W, handed over to the model (which consumes it as it is built).
