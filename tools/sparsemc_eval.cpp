@@ -153,7 +153,18 @@ int evaluate(EvalArgs& args) {
     work.team = resolve_threads(args.threads);
     compute_scores(problem, compact, work.S);
     value = {loss_value(Loss{}, problem, work.S, work.team), penalty_value(penalty, compact)};
-    if constexpr (ConjugateLoss<Loss, double>) {
+    // A ridge-only Crammer-Singer model: the subgradient's dual point is loose where samples sit
+    // at a kink, and the sequential dual method's epochs raise it from there (multiclass, no
+    // intercept; sequential_dual_bound). Its start is that point, so its D is at least the
+    // subgradient's: the latter is not evaluated.
+    bool raise_dual = false;
+    if constexpr (SeparationRankingLoss<Loss>)
+      raise_dual = args.dual_epochs > 0 && (std::same_as<Penalty, NoPenalty> || penalty.lambda == 0) &&
+                   penalty.mu > 0 && !compact.has_intercept() && !data.multilabel();
+    if (raise_dual) {
+      certificate = sequential_dual_bound(problem, work.S, penalty.mu, value.total(),
+                                          {.max_epochs = args.dual_epochs, .threads = work.team});
+    } else if constexpr (ConjugateLoss<Loss, double>) {
       if (penalty.mu > 0) {
         // (G1) takes XᵀD̃ row by row from the data's CSC copy: no d × K array (duality_gap.hpp).
         certificate = duality_gap_at_scores(Loss{}, penalty, data.problem<Eigen::ColMajor>(), work.S, value.penalty,
@@ -167,16 +178,6 @@ int evaluate(EvalArgs& args) {
           };
         certificate = duality_gap_at_scores(Loss{}, penalty, problem, work.S, value.penalty, compact.has_intercept(),
                                             work);
-      }
-    }
-    if constexpr (SeparationRankingLoss<Loss>) {
-      // The subgradient's dual point is loose where samples sit at a kink; with the ridge alone
-      // the sequential dual method raises it (sequential_dual_bound; multiclass, no intercept).
-      const bool ridge_only = std::same_as<Penalty, NoPenalty> || penalty.lambda == 0;
-      if (args.dual_epochs > 0 && ridge_only && penalty.mu > 0 && !compact.has_intercept() && !data.multilabel()) {
-        const DualityGap raised = sequential_dual_bound(problem, work.S, penalty.mu, certificate.primal,
-                                                        {.max_epochs = args.dual_epochs, .threads = work.team});
-        certificate.dual = std::max(certificate.dual, raised.dual);
       }
     }
   });
