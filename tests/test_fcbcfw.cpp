@@ -994,17 +994,84 @@ TEST_CASE("sdm: the dual bound of a given model is valid and close to its excess
   for (const auto& W0 : models) {
     const double F = in.primal(W0);
     const ClassMatrix<double> S = data.matrix() * W0;
-    const DualityGap bound = sequential_dual_bound(problem, S, mu, F, {});
+    const DualityGap bound = sequential_dual_bound(problem, S, L1{.lambda = 0, .mu = mu}, F, {});
     INFO("F " << F << " F* in [" << low << ", " << high << "] D " << bound.dual);
     CHECK(bound.primal == F);
     CHECK(bound.dual <= high + 1e-12 * high);
     CHECK(bound.gap() <= (F - low) / 0.9 + 1e-9 * F);
   }
   const auto multilabel = generate<double>(40, 20, 4, 5, 2, 7);
-  CHECK_THROWS_AS(sequential_dual_bound(multilabel.problem<Eigen::RowMajor>(), ClassMatrix<double>::Zero(40, 4), mu,
+  const L1 ridge{.lambda = 0, .mu = mu};
+  CHECK_THROWS_AS(sequential_dual_bound(multilabel.problem<Eigen::RowMajor>(), ClassMatrix<double>::Zero(40, 4), ridge,
                                         1.0, {}),
                   std::invalid_argument);
-  CHECK_THROWS_AS(sequential_dual_bound(problem, ClassMatrix<double>::Zero(10, 8), mu, 1.0, {}), std::invalid_argument);
+  CHECK_THROWS_AS(sequential_dual_bound(problem, ClassMatrix<double>::Zero(10, 8), ridge, 1.0, {}), std::invalid_argument);
+  CHECK_THROWS_AS(sequential_dual_bound(problem, ClassMatrix<double>::Zero(200, 8), L1{.lambda = -1, .mu = mu}, 1.0, {}),
+                  std::invalid_argument);
+}
+
+// F* of the elastic-net problem bracketed by a tight FCBCFW solve: [F − gap, F].
+std::pair<double, double> elastic_optimum(const Dataset<double>& data, double lambda, double mu) {
+  const auto tight = FCBCFW<CrammerSinger, L1>({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-10, .max_epochs = 200000})
+                         .fit(data.problem<Eigen::RowMajor>());
+  REQUIRE(tight.info.status == Status::converged);
+  return {tight.info.objective - tight.info.duality_gap, tight.info.objective};
+}
+
+TEST_CASE("sdm: the elastic net (l1, lambda > 0) reaches fcbcfw's certified optimum", "[sdm][elastic]") {
+  // The proximal steps on V with W = S_τ(V): a sparse W, F of (1) recomputed densely, the
+  // certificate bracketing FCBCFW's F*, and W within the strong-convexity bound of FCBCFW's.
+  auto data = generate<double>(150, 400, 8, 10, 1, 61);
+  std::vector<double> costs(150);
+  for (std::size_t i = 0; i < costs.size(); ++i) costs[i] = 0.5 + static_cast<double>(i % 3);
+  data.set_sample_weights(costs);
+  const auto problem = data.problem<Eigen::RowMajor>();
+  const double mu = 1.0 / 150;
+  for (const double lambda : {1e-3, 1e-2}) {
+    const auto [low, high] = elastic_optimum(data, lambda, mu);
+    const auto r = SequentialDual<CrammerSinger, L1>({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-10, .max_epochs = 100000})
+                       .fit(problem);
+    INFO("lambda " << lambda << ": status " << to_string(r.info.status) << " epochs " << r.info.epochs << " gap "
+                   << r.info.relative_gap << " nnz " << r.model.nnz() << " of " << 400 * 8);
+    REQUIRE(r.info.status == Status::converged);
+    const double F = instance(data, lambda, mu).primal(r.model.dense());
+    CHECK(std::abs(F - r.info.objective) <= 1e-10 * F);
+    CHECK(F - low <= 2e-9 * F);
+    CHECK(high - (r.info.objective - r.info.duality_gap) >= -1e-12 * high);  // D ≤ F*
+    CHECK(r.model.nnz() < 400 * 8 / 2);  // S_τ leaves exact zeros
+    const auto other =
+        FCBCFW<CrammerSinger, L1>({}, {.lambda = lambda, .mu = mu}, {.tol = 1e-10, .max_epochs = 200000}).fit(problem);
+    const double bound = std::sqrt(2 * (r.info.duality_gap + other.info.duality_gap) / mu);
+    CHECK((r.model.dense() - other.model.dense()).norm() <= bound + 1e-9);
+    // The default tol certifies within 1e-3 of F*.
+    const auto loose = SequentialDual<CrammerSinger, L1>({}, {.lambda = lambda, .mu = mu}).fit(problem);
+    REQUIRE(loose.info.status == Status::converged);
+    CHECK((instance(data, lambda, mu).primal(loose.model.dense()) - low) / low <= 1e-3 + 1e-12);
+  }
+}
+
+TEST_CASE("sdm: the dual bound of an elastic-net model is valid and close to its excess over F*", "[sdm][elastic]") {
+  const auto data = generate<double>(200, 300, 8, 9, 1, 37);
+  const auto problem = data.problem<Eigen::RowMajor>();
+  const double lambda = 2e-3, mu = 1.0 / 200;
+  const auto [low, high] = elastic_optimum(data, lambda, mu);
+  const Instance in = instance(data, lambda, mu);
+  std::vector<ClassMatrix<double>> models;
+  for (const double tol : {1e-1, 1e-2, 1e-3})
+    models.push_back(FCBCFW<CrammerSinger, L1>({}, {.lambda = lambda, .mu = mu}, {.tol = tol, .seed = 3})
+                         .fit(problem)
+                         .model.dense());
+  ClassMatrix<double> perturbed = models.back() * 1.05;
+  models.push_back(std::move(perturbed));
+  for (const auto& W0 : models) {
+    const double F = in.primal(W0);
+    const ClassMatrix<double> S = data.matrix() * W0;
+    const DualityGap bound = sequential_dual_bound(problem, S, L1{.lambda = lambda, .mu = mu}, F, {});
+    INFO("F " << F << " F* in [" << low << ", " << high << "] D " << bound.dual);
+    CHECK(bound.primal == F);
+    CHECK(bound.dual <= high + 1e-12 * high);
+    CHECK(bound.gap() <= (F - low) / 0.9 + 1e-9 * F);
+  }
 }
 
 TEST_CASE("sdm: every penalty at lambda = 0 is the ridge-only problem, with the same iterates", "[sdm]") {
@@ -1140,9 +1207,10 @@ TEST_CASE("sdm: what it refuses names the reason", "[sdm]") {
     }
     return "";
   };
-  CHECK_THAT(message([] { SequentialDual<CrammerSinger, L1>({}, {.lambda = 0.1, .mu = 1}); }),
+  CHECK_THAT(message([] { SequentialDual<CrammerSinger, L1>({}, {.lambda = -0.1, .mu = 1}); }),
              Catch::Contains("lambda"));
   CHECK(message([] { SequentialDual<CrammerSinger, L1>({}, {.lambda = 0, .mu = 1}); }).empty());
+  CHECK(message([] { SequentialDual<CrammerSinger, L1>({}, {.lambda = 0.1, .mu = 1}); }).empty());
   CHECK_THAT(message([] { SequentialDual<CrammerSinger, L1L2>({}, {.lambda = 0.1, .mu = 1}); }),
              Catch::Contains("lambda"));
   CHECK_THAT(message([] { SequentialDual<CrammerSinger, L1Linf>({}, {.lambda = 0.1, .mu = 1}); }),

@@ -153,16 +153,20 @@ int evaluate(EvalArgs& args) {
     work.team = resolve_threads(args.threads);
     compute_scores(problem, compact, work.S);
     value = {loss_value(Loss{}, problem, work.S, work.team), penalty_value(penalty, compact)};
-    // A ridge-only Crammer-Singer model: the subgradient's dual point is loose where samples sit
-    // at a kink, and the sequential dual method's epochs raise it from there (multiclass, no
-    // intercept; sequential_dual_bound). Its start is that point, so its D is at least the
-    // subgradient's: the latter is not evaluated.
+    // A Crammer-Singer model with the ridge term or the elastic net: the subgradient's dual
+    // point is loose where samples sit at a kink, and the sequential dual method's epochs raise
+    // it from there (multiclass, no intercept; sequential_dual_bound). Its start is that point,
+    // so its D is at least the subgradient's: the latter is not evaluated.
     bool raise_dual = false;
-    if constexpr (SeparationRankingLoss<Loss>)
-      raise_dual = args.dual_epochs > 0 && (std::same_as<Penalty, NoPenalty> || penalty.lambda == 0) &&
+    double elastic_lambda = 0.0;  // the elastic net's λ (0: the ridge term alone)
+    if constexpr (SeparationRankingLoss<Loss>) {
+      if constexpr (std::same_as<Penalty, L1>) elastic_lambda = penalty.lambda;
+      raise_dual = args.dual_epochs > 0 &&
+                   (std::same_as<Penalty, NoPenalty> || std::same_as<Penalty, L1> || penalty.lambda == 0) &&
                    penalty.mu > 0 && !compact.has_intercept() && !data.multilabel();
+    }
     if (raise_dual) {
-      certificate = sequential_dual_bound(problem, work.S, penalty.mu, value.total(),
+      certificate = sequential_dual_bound(problem, work.S, L1{.lambda = elastic_lambda, .mu = penalty.mu}, value.total(),
                                           {.max_epochs = args.dual_epochs, .threads = work.team});
     } else if constexpr (ConjugateLoss<Loss, double>) {
       if (penalty.mu > 0) {
@@ -226,10 +230,11 @@ int main(int argc, char** argv) {
       "model is certified like sparsemc's) with the relative gap (F - D)/|F|, which sparsemc-train's\n"
       "--tol bounds for status converged; the gap has no finite value with --penalty none and --mu 0.\n"
       "For --loss crammer-singer the dual point is built from a subgradient of the loss, which is far\n"
-      "from the dual optimum where samples sit at a kink. With lambda 0 and mu > 0 (LIBLINEAR's -s 4;\n"
-      "multiclass, no intercept) epochs of the sequential dual method raise it (see --dual-epochs), and\n"
-      "the gap is close to F - F*; with lambda > 0 it is a valid bound but loose (a model certified at\n"
-      "1e-3 by sparsemc-train, whose solvers keep a dual iterate, can show a relative gap above 1).\n"
+      "from the dual optimum where samples sit at a kink. With mu > 0 and the ridge term (lambda 0, any\n"
+      "penalty: LIBLINEAR's -s 4) or the elastic net (--penalty l1: PD-Sparse's problem), on multiclass\n"
+      "data with no intercept, epochs of the sequential dual method raise it (see --dual-epochs), and\n"
+      "the gap is close to F - F*; otherwise it is a valid bound but loose (a model certified at 1e-3\n"
+      "by sparsemc-train, whose solvers keep a dual iterate, can show a relative gap above 1).\n"
       "A bias feature recorded in the model is appended to DATA as in training (the intercept of a\n"
       "model that has one is taken as fitted).\n"
       "A staged model (gls-cal, stagewise, gls on random features) gives the loss part at its\n"
@@ -262,9 +267,10 @@ int main(int argc, char** argv) {
                wrap("read DATA as multilabel (a line may have no label) even when no line has a comma-separated "
                     "label list (default: multilabel only when some line has one)"));
   app.add_option("--dual-epochs", args.dual_epochs,
-                 wrap("--loss crammer-singer with lambda 0 and mu > 0: at most N epochs of the sequential dual "
-                      "method raise the dual point, until their own gap is a tenth of the model's or the dual stalls; "
-                      "they hold an n x K dual and a d x K W (0: the subgradient's loose bound alone; default 1000)"))
+                 wrap("--loss crammer-singer with mu > 0 and lambda 0 or --penalty l1: at most N epochs of the "
+                      "sequential dual method raise the dual point, until their own gap is a tenth of the model's or "
+                      "the dual stalls; they hold an n x K dual and a d x K W (two with lambda > 0) (0: the "
+                      "subgradient's loose bound alone; default 1000)"))
       ->type_name("N")
       ->check(integer_at_least(0));
   add_threads_option(app, args.threads, "reading DATA and the duality gap");

@@ -227,8 +227,11 @@ if "sdm" in registered:
                              "--mu", "0.01", multilabel, model])
     got = obj.get("solver") if rc == 0 and obj else f"exit {rc}: {err.strip()[:200]}"
     t.check(got == "fcbcfw", "auto re-chooses fcbcfw once the data read is multilabel", got)
-    expect([a.train, "--solver", "sdm", "--loss", "crammer-singer", "--penalty", "l1", "--lambda", "0.1", "--mu", "1",
-            train_file, model], 1, [r"--solver sdm", r"--lambda 0"], "sdm at lambda > 0")
+    expect([a.train, "--solver", "sdm", "--loss", "crammer-singer", "--penalty", "l1l2", "--lambda", "0.1", "--mu", "1",
+            train_file, model], 1, [r"--solver sdm", r"--lambda 0", r"--penalty l1"], "sdm with l1l2 at lambda > 0")
+    rc, out, err = run([a.train, "--quiet", "--solver", "sdm", "--loss", "crammer-singer", "--penalty", "l1", "--lambda",
+                        "0.01", "--mu", "0.1", train_file, model])
+    t.check(rc == 0, "sdm takes the elastic net (l1 at lambda > 0)", err)
     expect([a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1", train_file, model], 1,
            [r"--solver fcbcfw", r"--mu"], "fcbcfw at mu = 0")
     expect([a.train, "--solver", "fcbcfw", "--loss", "crammer-singer", "--penalty", "l1", "--mu", "1", "--intercept",

@@ -3,7 +3,9 @@
 /// `SequentialDual<CrammerSinger, Penalty>`: the sequential dual method of Keerthi, Sundararajan,
 /// Chang, Hsieh & Lin ("A sequential dual method for large scale multi-class linear SVMs", KDD
 /// 2008; LIBLINEAR's `-s 4`) for objective (1) with the Crammer–Singer loss and the ridge term
-/// only (λ = 0, μ > 0): the case where W is dense and primal sparsity has nothing to exploit.
+/// only (λ = 0, μ > 0): the case where W is dense and primal sparsity has nothing to exploit; and
+/// its proximal form for the elastic net (`L1`, λ > 0), whose dual steps also certify a given
+/// model (`sequential_dual_bound`).
 
 #include <algorithm>
 #include <array>
@@ -26,6 +28,7 @@
 #include "../../loss/crammer_singer.hpp"
 #include "../../model/linear_model.hpp"
 #include "../../penalty/concepts.hpp"
+#include "../../penalty/l1.hpp"
 #include "../../penalty/none.hpp"
 #include "../duality_gap.hpp"
 #include "../solver_base.hpp"
@@ -34,10 +37,11 @@
 
 namespace sparsemc {
 
-/// What SequentialDual solves: the ridge-only Crammer–Singer SVM, a separation ranking loss with
-/// any penalty whose λ is 0 (checked on construction; `NoPenalty` ignores its λ). At λ = 0 every
-/// penalty of (1) is the ridge term (μ/2)‖W‖² alone, so `--penalty l1l2 --lambda 0` is the same
-/// problem as `--penalty none`, and takes the same iterates.
+/// What SequentialDual solves: the Crammer–Singer SVM, a separation ranking loss, with the ridge
+/// term (any penalty whose λ is 0, checked on construction; `NoPenalty` ignores its λ) or the
+/// elastic net (`L1`, λ ≥ 0). At λ = 0 every penalty of (1) is the ridge term (μ/2)‖W‖² alone,
+/// so `--penalty l1l2 --lambda 0` is the same problem as `--penalty none`, and takes the same
+/// iterates.
 template <class Loss, class P>
 concept SequentialDualAccepts = SeparationRankingLoss<Loss> && Penalty<P, double>;
 
@@ -63,6 +67,15 @@ concept SequentialDualAccepts = SeparationRankingLoss<Loss> && Penalty<P, double
 /// `converged` means the relative duality gap of (1) is ≤ tol, exact since the certificate first
 /// sums W = W(α) afresh:
 /// D(α) = μ (Σ_i α_{i,y_i} − ½‖W‖²) is the dual of (1) at a_i = −α_i/C_i.
+///
+/// **Elastic net** (`L1`, λ > 0): the dual's quadratic term becomes h*(V) = ½‖S_τ(V)‖², τ = λ/μ,
+/// V = Σ_i x_i α_iᵀ, the conjugate of ½‖W‖² + τ‖W‖₁, and W(α) = S_τ(V) (PD-Sparse's (14)–(15),
+/// Yen et al. 2016). h* has a 1-Lipschitz gradient, so h*(V + x_iΔᵀ) ≤ h*(V) + x_iᵀWΔ + ½A_i‖Δ‖²:
+/// steps 1–3 unchanged minimise that upper bound over α_i and raise D(α) (the proximal dual
+/// coordinate ascent step of Shalev-Shwartz & Zhang, "Accelerated proximal stochastic dual
+/// coordinate ascent", Math. Prog. 2016), and step 4 updates V, then W = S_τ(V) on the entries
+/// that moved. It holds V beside W (d × K more) and returns a sparse W. `auto` keeps FCBCFW for λ > 0:
+/// its active sets exploit the sparsity this method does not.
 ///
 /// X is a CSR `Problem` or a `DenseProblem`, whose rows are walked by their nonzeros in the same
 /// order (data/sample_entries.hpp): no copy, and the same iterates as on the CSR matrix.
@@ -93,14 +106,22 @@ class SequentialDual
   using penalty_type = Penalty;
   static constexpr std::string_view name = "sdm";
 
-  /// Throws std::invalid_argument when the penalty has λ ≠ 0 (other than NoPenalty) or μ ≤ 0, or an
-  /// option is out of range.
+  /// Throws std::invalid_argument when the penalty has λ ≠ 0 (other than L1's λ ≥ 0 and
+  /// NoPenalty), or μ ≤ 0, or an option is out of range.
   SequentialDual(Loss loss, Penalty penalty, Options options = {})
       : Base(std::move(loss), std::move(penalty), std::move(options)) {
-    if (!std::same_as<Penalty, NoPenalty> && static_cast<double>(this->penalty_.lambda) != 0.0)
-      throw std::invalid_argument("SequentialDual: lambda must be 0 (the ridge-only Crammer-Singer SVM; "
-                                  "use FCBCFW for lambda > 0)");
+    if constexpr (std::same_as<Penalty, L1>)
+      detail::require_nonnegative("lambda", this->penalty_.lambda);
+    else if (!std::same_as<Penalty, NoPenalty> && static_cast<double>(this->penalty_.lambda) != 0.0)
+      throw std::invalid_argument("SequentialDual: lambda must be 0 with this penalty (the ridge-only Crammer-Singer "
+                                  "SVM; the elastic net is penalty l1)");
     detail::require_positive("mu", static_cast<double>(this->penalty_.mu));
+  }
+
+  /// λ of the elastic net the engine sees: L1's, 0 for every other penalty (checked above).
+  [[nodiscard]] double lambda() const noexcept {
+    if constexpr (std::same_as<Penalty, L1>) return penalty_.lambda;
+    return 0.0;
   }
 
  private:
@@ -137,7 +158,7 @@ class SequentialDual
   Result<ProblemScalar<Prob>> solve_with(const Prob& problem, std::vector<Label> labels, double bias,
                                          Callbacks&... callbacks) const {
     using Scalar = ProblemScalar<Prob>;
-    SolverEngine engine(problem, static_cast<double>(penalty_.mu), options_, labels);
+    SolverEngine engine(problem, lambda(), static_cast<double>(penalty_.mu), options_, labels);
     SolverInfo info = engine.solve(callbacks...);
     const DualityGap certificate = engine.final_certificate();
     engine.gap_spent().record_into(info);
@@ -187,8 +208,9 @@ struct ModelGapStop {
 
 }  // namespace detail
 
-/// A lower bound D(α) ≤ F* for the ridge-only Crammer–Singer SVM of `SequentialDual`, to certify
-/// a model W₀ made elsewhere (LIBLINEAR's -s 4, a model file): F(W₀) − D(α) ≥ F(W₀) − F*.
+/// A lower bound D(α) ≤ F* for the Crammer–Singer SVM of `SequentialDual` with the elastic net
+/// `penalty` (λ ≥ 0, μ > 0; λ = 0 is the ridge-only SVM), to certify a model W₀ made elsewhere
+/// (LIBLINEAR's -s 4, PD-Sparse, a model file): F(W₀) − D(α) ≥ F(W₀) − F*.
 ///
 /// The loss's subgradient at W₀'s scores is a dual point, but a loose one: at the optimum many
 /// samples sit at a kink of ℓ, where the subgradient is an extreme point of ∂ℓ and the optimal
@@ -201,14 +223,16 @@ struct ModelGapStop {
 ///
 /// \code
 ///   ClassMatrix<double> S = data.matrix() * W0;   // the model's scores
-///   const DualityGap bound = sequential_dual_bound(data.problem<Eigen::RowMajor>(), S, mu, F_of_W0, {});
+///   const DualityGap bound = sequential_dual_bound(data.problem<Eigen::RowMajor>(), S, L1{.lambda = 0, .mu = mu},
+///                                                  F_of_W0, {});
 ///   std::cout << "F(W0) - F* <= " << bound.gap() << '\n';
 /// \endcode
 template <SampleRowProblem Prob>
-[[nodiscard]] DualityGap sequential_dual_bound(const Prob& problem, ClassMatrixRef<ProblemScalar<Prob>> S, double mu,
-                                               double primal, SequentialDualOptions options, double share = 0.1,
-                                               double stall = 0.01) {
-  detail::require_positive("mu", mu);
+[[nodiscard]] DualityGap sequential_dual_bound(const Prob& problem, ClassMatrixRef<ProblemScalar<Prob>> S,
+                                               const L1& penalty, double primal, SequentialDualOptions options,
+                                               double share = 0.1, double stall = 0.003) {
+  detail::require_nonnegative("lambda", penalty.lambda);
+  detail::require_positive("mu", penalty.mu);
   options.validate();
   if (problem.y.multilabel())
     throw std::invalid_argument("sequential_dual_bound: the data is multilabel (the sequential dual method is "
@@ -217,7 +241,7 @@ template <SampleRowProblem Prob>
     throw std::invalid_argument("sequential_dual_bound: the scores must be n_samples x n_classes");
   options.tol = 1e-12;  // the stop is ModelGapStop's; the schedule still spaces the evaluations by work
   using Engine = detail::SdmEngine<Prob, ClassIndex>;
-  Engine engine(problem, mu, options, detail::cold_start_labels(problem.n_classes()));
+  Engine engine(problem, penalty.lambda, penalty.mu, options, detail::cold_start_labels(problem.n_classes()));
   engine.start_from(S);
   detail::ModelGapStop<Engine> stop(engine, primal, share, stall);
   (void)engine.solve(stop);
