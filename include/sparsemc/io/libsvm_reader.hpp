@@ -926,14 +926,15 @@ Dataset<Scalar, Index> read_blocks(Source& source, const LibsvmOptions& options,
       continue;
     }
     // While the complete lines are parsed, the next buffer is sized (a read that filled its room
-    // asks for a larger next block), takes the incomplete rest at its front and is filled. Once
-    // the whole input of known size is in, the next buffer holds the rest and room to see the end.
+    // asks for a larger next block), takes the incomplete rest at its front and is filled. An
+    // input of known size never gets a block larger than the carry, the bytes it has left and
+    // room to see the end: a block is zero-filled when sized, so a doubled block past the end
+    // of a 7 MB file cost 4 MiB of resident memory at the read's peak.
     const std::size_t used = scanned + last + 1;
     const std::size_t carry = filled - used;
     const bool grow = got == room && buffer.size() - 1 < block_size;
-    const std::size_t next_size = total && read_bytes >= *total ? carry + 2
-                                  : grow                        ? std::min(2 * (buffer.size() - 1), block_size) + 1
-                                                                : buffer.size();
+    std::size_t next_size = grow ? std::min(2 * (buffer.size() - 1), block_size) + 1 : buffer.size();
+    if (total) next_size = std::min(next_size, carry + (*total - std::min(read_bytes, *total)) + 2);
     const auto read_next = [&] {
       resize_block(next, next_size);
       std::memcpy(next.data(), buffer.data() + used, carry);
