@@ -330,6 +330,27 @@ TEMPLATE_LIST_TEST_CASE("compact features: X P keeps every entry, renumbered ont
   }
 }
 
+TEMPLATE_TEST_CASE("keep_csc_only frees the CSR and converts back on demand, the same X", "[data]", float, double) {
+  const auto A = random_csr<TestType, std::int32_t>(7, 30, 0.3, 5);
+  auto y = LabelSets::multiclass(std::vector<ClassIndex>{0, 1, 2, 0, 1, 2, 0}, 3);
+  Dataset<TestType> data(A, y, LabelEncoder({10, 20, 30}));
+  const CscMatrix<TestType, std::int32_t> columns = CscMatrix<TestType, std::int32_t>(A);
+  data.keep_csc_only();
+  CHECK(data.n_samples() == 7);
+  CHECK(data.n_features() == 30);
+  CHECK(data.nnz() == A.nonZeros());
+  CHECK(data.csc().eigen().isApprox(columns, 0));  // the CSC kept as built
+  const std::vector<std::int64_t> rows{6, 0, 3};
+  const auto part = data.subset(rows);  // cut from the rows, converted back
+  CHECK(part.csr().eigen().row(0).isApprox(A.row(6), 0));
+  CHECK(data.matrix().isApprox(A, 0));
+  // A feature map renumbers the CSR converted back, and the CSC follows it.
+  data.keep_csc_only();
+  const FeatureMap map = data.compact_features();
+  CHECK(data.n_features() == static_cast<std::int32_t>(map.used().size()));
+  CHECK(data.csc().nnz() == A.nonZeros());
+}
+
 TEST_CASE("compact features: the dataset drops its CSC, a map grows by a model's support", "[data]") {
   CsrMatrix<double, std::int32_t> X(3, 100);
   X.insert(0, 7) = 1.0;

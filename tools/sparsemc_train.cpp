@@ -293,6 +293,9 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
     return std::pair{data.subset(train_rows), data.subset(test_rows)};
   };
 
+  // A solver that walks X's columns reads the CSC copy only (folds are cut from the rows).
+  if (spec.layout == "CSC" && args.cv == 0) data.keep_csc_only();
+
   nlohmann::json out;
   std::optional<Result<Scalar>> result;
   std::optional<TestScore> heldout_score;

@@ -89,12 +89,12 @@ class Dataset {
   /// True when X is the caller's (Dataset::borrowing).
   [[nodiscard]] bool borrowed() const noexcept { return borrowed_csr_ || borrowed_csc_; }
 
-  /// X row-major: as read or borrowed, or converted from a borrowed CSC on the first call only.
-  /// Not thread-safe.
+  /// X row-major: as read or borrowed, or converted from the CSC (borrowed, or kept by
+  /// `keep_csc_only`) on the first call only. Not thread-safe.
   [[nodiscard]] CsrView<Scalar, Index> csr() const {
     if (borrowed_csr_) return *borrowed_csr_;
     if (!has_csr_) {
-      X_csr_ = to_csr(*borrowed_csc_);
+      replace(X_csr_, borrowed_csc_ ? to_csr(*borrowed_csc_) : to_csr(CscView<Scalar, Index>(X_csc_)));
       has_csr_ = true;
     }
     return CsrView<Scalar, Index>(X_csr_);
@@ -105,10 +105,20 @@ class Dataset {
   [[nodiscard]] CscView<Scalar, Index> csc() const {
     if (borrowed_csc_) return *borrowed_csc_;
     if (!has_csc_) {
-      X_csc_ = to_csc(csr());
+      replace(X_csc_, to_csc(csr()));
       has_csc_ = true;
     }
     return CscView<Scalar, Index>(X_csc_);
+  }
+
+  /// Keeps owned X column-major only: builds the CSC if needed and frees the CSR, which a fit
+  /// that walks columns (BlockCD, SCD) never reads — it had stayed beside the CSC for the whole
+  /// solve. `csr()` converts back on demand. Borrowed X is left as it is.
+  void keep_csc_only() {
+    if (borrowed()) return;
+    (void)csc();
+    replace(X_csr_, {});
+    has_csr_ = false;
   }
 
   /// Renumbers the columns onto the features that occur (data/feature_map.hpp), in place, so
@@ -125,8 +135,9 @@ class Dataset {
   void apply_feature_map(const FeatureMap& map) {
     if (map.identity() && map.n_features() == n_features()) return;
     own();
+    (void)csr();  // the map renumbers the row-major copy
     map.apply(X_csr_);
-    X_csc_ = CscMatrix<Scalar, Index>();
+    replace(X_csc_, {});
     has_csc_ = false;
   }
 
@@ -204,14 +215,24 @@ class Dataset {
   [[nodiscard]] Shape any_view() const noexcept {
     if (borrowed_csr_) return {borrowed_csr_->rows(), borrowed_csr_->cols(), borrowed_csr_->nnz()};
     if (borrowed_csc_) return {borrowed_csc_->rows(), borrowed_csc_->cols(), borrowed_csc_->nnz()};
+    if (!has_csr_)
+      return {static_cast<Index>(X_csc_.rows()), static_cast<Index>(X_csc_.cols()), static_cast<Index>(X_csc_.nonZeros())};
     return {static_cast<Index>(X_csr_.rows()), static_cast<Index>(X_csr_.cols()), static_cast<Index>(X_csr_.nonZeros())};
   }
+  /// m = value without a copy, the old storage freed: Eigen 3.4's SparseMatrix has no move
+  /// assignment, so assigning a temporary copies it and assigning an empty matrix keeps the
+  /// old arrays allocated (a dropped CSR had stayed at full size beside the CSC).
+  template <class Matrix>
+  static void replace(Matrix& m, Matrix value) noexcept {
+    m.swap(value);
+  }
+
   /// Makes X owned (a copy of borrowed arrays) before an in-place change.
   void own() {
     if (!borrowed()) return;
-    if (borrowed_csr_) X_csr_ = to_csr(*borrowed_csr_);
-    else if (!has_csr_) X_csr_ = to_csr(*borrowed_csc_);
-    X_csc_ = CscMatrix<Scalar, Index>();
+    if (borrowed_csr_) replace(X_csr_, to_csr(*borrowed_csr_));
+    else if (!has_csr_) replace(X_csr_, to_csr(*borrowed_csc_));
+    replace(X_csc_, {});
     has_csc_ = false;
     has_csr_ = true;
     borrowed_csr_.reset();
@@ -238,10 +259,11 @@ class Dataset {
     }
   }
 
-  mutable CsrMatrix<Scalar, Index> X_csr_;  ///< valid unless X is borrowed (then when has_csr_)
+  mutable CsrMatrix<Scalar, Index> X_csr_;  ///< valid when has_csr_ (and X is not a borrowed CSR)
   mutable CscMatrix<Scalar, Index> X_csc_;  ///< valid when has_csc_
   mutable bool has_csc_ = false;
-  mutable bool has_csr_ = true;             ///< false while a borrowed CSC has not been converted
+  /// false while a borrowed CSC has not been converted, or after keep_csc_only
+  mutable bool has_csr_ = true;
   std::optional<CsrView<Scalar, Index>> borrowed_csr_;
   std::optional<CscView<Scalar, Index>> borrowed_csc_;
   LabelSets y_;
