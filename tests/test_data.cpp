@@ -213,23 +213,36 @@ TEMPLATE_TEST_CASE("a subset keeps its samples' rows, classes and costs, in the 
                    double) {
   auto A = random_csr<TestType, std::int32_t>(6, 4, 0.6, 5);
   auto y = LabelSets::multiclass(std::vector<ClassIndex>{0, 1, 2, 0, 1, 2}, 3);
-  Dataset<TestType> data(A, y, LabelEncoder({10, 20, 30}));
-  data.set_class_weights({{20, 2.0}});
-  data.set_sample_weights(std::vector<TestType>{1, 2, 3, 4, 5, 6});
+  const LabelEncoder encoder({10, 20, 30});
+  const CscMatrix<TestType, std::int32_t> columns = CscMatrix<TestType, std::int32_t>(A);
+  // X row-major as read, column-major only (keep_csc_only), and a borrowed CSC: the rows are
+  // copied from the CSR or gathered from the columns, the same arrays either way.
+  Dataset<TestType> read(A, y, encoder), csc_only(A, y, encoder);
+  csc_only.keep_csc_only();
+  auto borrowed = Dataset<TestType>::borrowing(CscView<TestType, std::int32_t>(columns), y, encoder);
   const std::vector<std::int64_t> rows{4, 1, 1, 0};
-  const Dataset<TestType> part = data.subset(rows);
-  REQUIRE(part.n_samples() == 4);
-  REQUIRE(part.n_features() == 4);
-  REQUIRE(part.encoder().labels() == data.encoder().labels());
-  const Eigen::Matrix<TestType, -1, -1> dense = Eigen::Matrix<TestType, -1, -1>(data.matrix());
-  const Eigen::Matrix<TestType, -1, -1> part_dense = Eigen::Matrix<TestType, -1, -1>(part.matrix());
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    const auto i = static_cast<std::size_t>(rows[r]);
-    CHECK(part_dense.row(static_cast<Eigen::Index>(r)) == dense.row(static_cast<Eigen::Index>(i)));
-    CHECK(part.labels().view().single(r) == data.labels().view().single(i));
-    CHECK(part.costs()[r] == data.costs()[i]);
+  const Dataset<TestType> reference = read.subset(rows);
+  for (Dataset<TestType>* data : {&read, &csc_only, &borrowed}) {
+    data->set_class_weights({{20, 2.0}});
+    data->set_sample_weights(std::vector<TestType>{1, 2, 3, 4, 5, 6});
+    const Dataset<TestType> part = data->subset(rows);
+    REQUIRE(part.n_samples() == 4);
+    REQUIRE(part.n_features() == 4);
+    REQUIRE(part.encoder().labels() == data->encoder().labels());
+    const auto got = part.csr(), want = reference.csr();
+    CHECK(std::ranges::equal(got.outer_ptr(), want.outer_ptr()));
+    CHECK(std::ranges::equal(got.inner_indices(), want.inner_indices()));
+    CHECK(std::ranges::equal(got.values(), want.values()));
+    const Eigen::Matrix<TestType, -1, -1> dense = Eigen::Matrix<TestType, -1, -1>(A);
+    const Eigen::Matrix<TestType, -1, -1> part_dense = Eigen::Matrix<TestType, -1, -1>(part.matrix());
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const auto i = static_cast<std::size_t>(rows[r]);
+      CHECK(part_dense.row(static_cast<Eigen::Index>(r)) == dense.row(static_cast<Eigen::Index>(i)));
+      CHECK(part.labels().view().single(r) == data->labels().view().single(i));
+      CHECK(part.costs()[r] == data->costs()[i]);
+    }
+    REQUIRE_THROWS_AS(data->subset(std::vector<std::int64_t>{6}), std::out_of_range);
   }
-  REQUIRE_THROWS_AS(data.subset(std::vector<std::int64_t>{6}), std::out_of_range);
 }
 
 TEST_CASE("stratified folds: every fold gets its share of every class, reproducibly", "[data]") {
@@ -341,7 +354,7 @@ TEMPLATE_TEST_CASE("keep_csc_only frees the CSR and converts back on demand, the
   CHECK(data.nnz() == A.nonZeros());
   CHECK(data.csc().eigen().isApprox(columns, 0));  // the CSC kept as built
   const std::vector<std::int64_t> rows{6, 0, 3};
-  const auto part = data.subset(rows);  // cut from the rows, converted back
+  const auto part = data.subset(rows);  // gathered from the columns
   CHECK(part.csr().eigen().row(0).isApprox(A.row(6), 0));
   CHECK(data.matrix().isApprox(A, 0));
   // A feature map renumbers the CSR converted back, and the CSC follows it.

@@ -288,13 +288,16 @@ int train(TrainArgs& args, const SolverSpec& resolved, const std::optional<PathS
   // --cv K: the stratified folds (seeded by --seed) and a fold's training and scoring sets.
   const std::vector<int> fold =
       args.cv > 0 ? stratified_folds(data.labels().view(), args.cv, args.fit.seed.value_or(1)) : std::vector<int>{};
+  // A solver that walks X's columns reads the CSC copy only: the row-major X is freed, and a
+  // fold's training part, gathered from the columns, is kept column-major too.
+  const bool columns_only = spec.layout == "CSC";
+  if (columns_only) data.keep_csc_only();
   const auto split = [&](int f) {
     const auto [train_rows, test_rows] = fold_samples(fold, f);
-    return std::pair{data.subset(train_rows), data.subset(test_rows)};
+    Dataset<Scalar> fold_train = data.subset(train_rows);
+    if (columns_only) fold_train.keep_csc_only();
+    return std::pair{std::move(fold_train), data.subset(test_rows)};
   };
-
-  // A solver that walks X's columns reads the CSC copy only (folds are cut from the rows).
-  if (spec.layout == "CSC" && args.cv == 0) data.keep_csc_only();
 
   nlohmann::json out;
   std::optional<Result<Scalar>> result;

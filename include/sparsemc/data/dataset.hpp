@@ -17,8 +17,10 @@
 ///                                                    std::move(y), encoder);
 /// \endcode
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -143,28 +145,20 @@ class Dataset {
 
   /// The samples `rows` (in that order, repeats allowed) as a data set of their own: the same
   /// features, label table and class weights, and their sample weights — a fold of a
-  /// cross-validation (data/folds.hpp). Costs one copy of their rows of X.
+  /// cross-validation (data/folds.hpp). Costs one copy of their rows of X, row-major, taken from
+  /// the row-major X or, when only the column-major one is held (`keep_csc_only`, a borrowed
+  /// CSC), gathered from its columns without converting the whole of X back.
   [[nodiscard]] Dataset subset(std::span<const std::int64_t> rows) const {
-    std::vector<Index> outer(rows.size() + 1, 0), inner;
-    std::vector<Scalar> values;
     LabelSets y(n_classes());
     std::vector<Scalar> weights;
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      const std::int64_t i = rows[r];
+    for (const std::int64_t i : rows) {
       if (i < 0 || i >= n_samples())
         throw std::out_of_range("Dataset::subset: sample " + std::to_string(i) + " is not in [0, " +
                                 std::to_string(n_samples()) + ")");
-      const auto x = csr().outer(static_cast<Index>(i));
-      inner.insert(inner.end(), x.indices.begin(), x.indices.end());
-      values.insert(values.end(), x.values.begin(), x.values.end());
-      outer[r + 1] = static_cast<Index>(inner.size());
       y.push_back(y_.view()[static_cast<std::size_t>(i)]);
       if (!sample_weights_.empty()) weights.push_back(sample_weights_[static_cast<std::size_t>(i)]);
     }
-    const Eigen::Map<const CsrMatrix<Scalar, Index>> X(static_cast<Index>(rows.size()), static_cast<Index>(n_features()),
-                                                       static_cast<Index>(inner.size()), outer.data(), inner.data(),
-                                                       values.data());
-    Dataset out(CsrMatrix<Scalar, Index>(X), std::move(y), encoder_);
+    Dataset out(borrowed_csr_ || has_csr_ ? rows_of_csr(rows) : rows_of_csc(rows), std::move(y), encoder_);
     out.sample_weights_ = std::move(weights);
     out.class_weights_ = class_weights_;
     out.update_costs();
@@ -225,6 +219,52 @@ class Dataset {
   template <class Matrix>
   static void replace(Matrix& m, Matrix value) noexcept {
     m.swap(value);
+  }
+
+  /// The rows `rows` of the row-major X, in that order.
+  [[nodiscard]] CsrMatrix<Scalar, Index> rows_of_csr(std::span<const std::int64_t> rows) const {
+    const CsrView<Scalar, Index> X = csr();
+    CsrMatrix<Scalar, Index> out(static_cast<Index>(rows.size()), X.cols());
+    Index* outer = out.outerIndexPtr();
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      outer[r + 1] = outer[r] + static_cast<Index>(X.outer(static_cast<Index>(rows[r])).size());
+    out.resizeNonZeros(outer[rows.size()]);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const auto x = X.outer(static_cast<Index>(rows[r]));
+      std::copy(x.indices.begin(), x.indices.end(), out.innerIndexPtr() + outer[r]);
+      std::copy(x.values.begin(), x.values.end(), out.valuePtr() + outer[r]);
+    }
+    return out;
+  }
+
+  /// The rows `rows` of X gathered from its columns: a transposition restricted to those rows,
+  /// O(nnz(X) + n + |rows|). The columns in increasing order leave each row's indices sorted.
+  [[nodiscard]] CsrMatrix<Scalar, Index> rows_of_csc(std::span<const std::int64_t> rows) const {
+    const CscView<Scalar, Index> X = csc();
+    const auto n = static_cast<std::size_t>(X.rows());
+    // The places of each sample in `rows` (repeats allowed): places[first[i] .. first[i + 1]).
+    std::vector<std::size_t> first(n + 1, 0), places(rows.size());
+    for (const std::int64_t i : rows) ++first[static_cast<std::size_t>(i) + 1];
+    std::partial_sum(first.begin(), first.end(), first.begin());
+    {
+      std::vector<std::size_t> next(first.begin(), first.end() - 1);
+      for (std::size_t r = 0; r < rows.size(); ++r) places[next[static_cast<std::size_t>(rows[r])]++] = r;
+    }
+    std::vector<Index> row_nnz(n, 0);
+    for (const Index i : X.inner_indices()) ++row_nnz[static_cast<std::size_t>(i)];
+    CsrMatrix<Scalar, Index> out(static_cast<Index>(rows.size()), X.cols());
+    Index* outer = out.outerIndexPtr();
+    for (std::size_t r = 0; r < rows.size(); ++r) outer[r + 1] = outer[r] + row_nnz[static_cast<std::size_t>(rows[r])];
+    out.resizeNonZeros(outer[rows.size()]);
+    std::vector<Index> fill(outer, outer + rows.size());
+    for (Index j = 0; j < X.cols(); ++j)
+      for (auto [i, x] : X.outer(j))
+        for (std::size_t p = first[static_cast<std::size_t>(i)]; p < first[static_cast<std::size_t>(i) + 1]; ++p) {
+          const Index at = fill[places[p]]++;
+          out.innerIndexPtr()[at] = j;
+          out.valuePtr()[at] = x;
+        }
+    return out;
   }
 
   /// Makes X owned (a copy of borrowed arrays) before an in-place change.
